@@ -1,0 +1,90 @@
+"""Command line: ``python -m course_lib world|run|runs|presets ...``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import runs as runs_module
+from .presets import PRESETS
+
+
+def _world(args: argparse.Namespace) -> int:
+    from .world import write_world
+
+    written = write_world(Path(args.out), args.seed)
+    for name, path in written.items():
+        print(f"wrote {path}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    results = []
+    for name in args.names:
+        result = runs_module.run(
+            name, args.notebooks, preset=args.preset, data_dir=args.data_dir, out_dir=args.out_dir,
+            seed=args.seed, device=args.device, progress=not args.quiet, num_threads=args.threads,
+        )
+        line = f"{name}: wrote {', '.join(result.written)} in {result.seconds:.1f}s"
+        if result.accuracy is not None:
+            line += f"; correct: {result.correct} out of {result.total}: {100 * result.accuracy:.2f}%"
+        elif result.history:
+            line += f"; final loss {result.history[-1]['loss']:.4f}"
+        print(line, flush=True)
+        results.append(result)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import demo
+
+    demo(Path(args.data_dir), Path(args.out_dir), Path(args.notebooks), preset=args.preset)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m course_lib", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    world = sub.add_parser("world", help="write a synthetic world (wiki.txt and the birth-place files)")
+    world.add_argument("--out", required=True, help="folder to write into")
+    world.add_argument("--seed", type=int, default=0, help="world seed (same seed, same files)")
+    world.set_defaults(func=_world)
+
+    run = sub.add_parser("run", help="carry out named runs of run.sh, in order")
+    run.add_argument("names", nargs="+", choices=list(runs_module.RUNS), metavar="NAME",
+                     help="one or more of: " + ", ".join(runs_module.RUNS))
+    run.add_argument("--notebooks", nargs="+", default=["notebooks/a5"],
+                     help="notebooks (or folders of them) holding the graded parts; default notebooks/a5")
+    run.add_argument("--preset", default="cpu", choices=sorted(PRESETS), help="training preset (default cpu)")
+    run.add_argument("--data-dir", default=str(runs_module.DEFAULT_DATA_DIR), help="folder with wiki.txt and the TSVs")
+    run.add_argument("--out-dir", default=str(runs_module.DEFAULT_OUT_DIR), help="folder for params and predictions")
+    run.add_argument("--seed", type=int, default=0, help="training seed")
+    run.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    run.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=_run)
+
+    demo = sub.add_parser("demo", help="the main job: the assignment's lesson on the synthetic world, on a CPU")
+    demo.add_argument("--preset", default="cpu", choices=sorted(PRESETS), help="training preset (default cpu)")
+    demo.add_argument("--data-dir", default="data/world", help="data folder (the world is written here if missing)")
+    demo.add_argument("--out-dir", default="outputs/demo", help="folder for params and predictions")
+    demo.add_argument("--notebooks", default="solutions/a5", help="notebooks with the graded parts")
+    demo.set_defaults(func=_demo)
+
+    presets = sub.add_parser("presets", help="list the training presets")
+    presets.set_defaults(func=lambda a: print("\n".join(f"{p.name:6} {p.description}" for p in PRESETS.values())) or 0)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (runs_module.RunError, FileNotFoundError, ValueError, RuntimeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Attention layers: vanilla causal self-attention (given) and the synthesizer's parameters.
+
+Shapes: B batch, T time, C = n_embd channels, nh heads, hs = C // nh head size.
+"""
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class AttentionConfig(Protocol):
+    """What an attention layer reads from a GPTConfig."""
+
+    n_embd: int
+    n_head: int
+    block_size: int
+    attn_pdrop: float
+    resid_pdrop: float
+    attention_impl: str
+
+
+def _check_input(x: torch.Tensor, n_embd: int, max_len: int) -> None:
+    if x.dim() != 3 or x.size(-1) != n_embd:
+        raise ValueError(f"attention expects x of shape (B, T, {n_embd}), got {tuple(x.shape)}")
+    if x.size(1) > max_len:
+        raise ValueError(f"sequence length {x.size(1)} exceeds the attention's limit {max_len}")
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head masked self-attention with a fast and a readable path.
+
+    ``attention_impl="sdpa"`` calls torch's fused scaled_dot_product_attention;
+    ``"manual"`` spells out softmax(QK^T/sqrt(hs)) V. They agree to float error.
+    """
+
+    def __init__(self, config: AttentionConfig):
+        super().__init__()
+        if config.n_embd % config.n_head != 0:
+            raise ValueError(f"n_embd ({config.n_embd}) must be divisible by n_head ({config.n_head})")
+        self.key = nn.Linear(config.n_embd, config.n_embd)
+        self.query = nn.Linear(config.n_embd, config.n_embd)
+        self.value = nn.Linear(config.n_embd, config.n_embd)
+        self.attn_drop = nn.Dropout(config.attn_pdrop)
+        self.resid_drop = nn.Dropout(config.resid_pdrop)
+        self.proj = nn.Linear(config.n_embd, config.n_embd)
+        mask = torch.tril(torch.ones(config.block_size, config.block_size))
+        self.register_buffer("mask", mask.view(1, 1, config.block_size, config.block_size), persistent=False)
+        self.n_head = config.n_head
+        self.block_size = config.block_size
+        self.attn_pdrop = config.attn_pdrop
+        self.impl = config.attention_impl
+
+    def _heads(self, t: torch.Tensor) -> torch.Tensor:
+        B, T, C = t.size()
+        return t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_input(x, self.proj.in_features, self.block_size)
+        B, T, C = x.size()
+        k, q, v = self._heads(self.key(x)), self._heads(self.query(x)), self._heads(self.value(x))  # (B, nh, T, hs)
+        if self.impl == "sdpa":
+            p = self.attn_pdrop if self.training else 0.0
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B, nh, T, hs)
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))  # (B, nh, T, T)
+            att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+            att = self.attn_drop(F.softmax(att, dim=-1))
+            y = att @ v  # (B, nh, T, hs)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)  # re-assemble heads side by side
+        return self.resid_drop(self.proj(y))
+
+
+class SynthesizerAttentionBase(nn.Module):
+    """The parameters of the dense synthesizer (SPEC Part 1); ``forward`` is the student's.
+
+    Per head i: Y_i = softmax(ReLU(X A_i + b1) B + b2) (X V_i), with
+      w1     Linear(C, C): A and b1 for all heads at once, split into heads
+      w2     (hs, block_size - 1): B, shared by all heads, uniform in +-0.001
+      b2     (block_size - 1,)
+      value  Linear(C, C): V for all heads
+      proj   Linear(C, C): the output projection after concatenating heads
+      mask   (1, 1, block_size, block_size) lower-triangular causal mask
+    """
+
+    def __init__(self, config: AttentionConfig):
+        super().__init__()
+        if config.n_embd % config.n_head != 0:
+            raise ValueError(f"n_embd ({config.n_embd}) must be divisible by n_head ({config.n_head})")
+        self.w1 = nn.Linear(config.n_embd, config.n_embd)
+        self.w2 = nn.Parameter(torch.zeros(config.n_embd // config.n_head, config.block_size - 1))
+        self.b2 = nn.Parameter(torch.zeros(config.block_size - 1))
+        self.value = nn.Linear(config.n_embd, config.n_embd)
+        self.proj = nn.Linear(config.n_embd, config.n_embd)
+        self.attn_drop = nn.Dropout(config.attn_pdrop)
+        self.resid_drop = nn.Dropout(config.resid_pdrop)
+        mask = torch.tril(torch.ones(config.block_size, config.block_size))
+        self.register_buffer("mask", mask.view(1, 1, config.block_size, config.block_size), persistent=False)
+        self.n_head = config.n_head
+        self.block_size = config.block_size
+        nn.init.uniform_(self.w2, -0.001, 0.001)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError("write SynthesizerAttention.forward in your notebook's synthesizer cell")

@@ -1,0 +1,198 @@
+"""Tests for course_lib.world, the seeded synthetic world of people and biographies."""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from course_lib.data_files import read_birth_places, read_text
+from course_lib.world import (
+    BIO_CHARSET,
+    DEV_FILE,
+    MAX_BIO_CHARS,
+    TEST_FILE,
+    TEST_INPUTS_FILE,
+    TRAIN_FILE,
+    WIKI_FILE,
+    WORLD_JSON,
+    WorldConfig,
+    generate_world,
+    write_world,
+)
+
+FILES = (WIKI_FILE, TRAIN_FILE, DEV_FILE, TEST_INPUTS_FILE, TEST_FILE, WORLD_JSON)
+
+
+@pytest.fixture(scope="module")
+def world():
+    return generate_world(0)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return write_world(tmp_path_factory.mktemp("world0"), seed=0)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z]+", text))
+
+
+def _has_word(text: str, phrase: str) -> bool:
+    return re.search(rf"\b{re.escape(phrase)}\b", text) is not None
+
+
+def test_same_seed_is_byte_identical(tmp_path):
+    """Does the same seed give byte-identical files?"""
+    a = write_world(tmp_path / "a", seed=7)
+    b = write_world(tmp_path / "b", seed=7)
+    assert set(a) == set(b) == set(FILES)
+    for name in FILES:
+        assert a[name].read_bytes() == b[name].read_bytes(), name
+
+
+def test_different_seeds_differ(tmp_path):
+    """Do different seeds give different worlds?"""
+    a = write_world(tmp_path / "a", seed=1)
+    b = write_world(tmp_path / "b", seed=2)
+    for name in (WIKI_FILE, TRAIN_FILE, DEV_FILE, TEST_FILE):
+        assert a[name].read_bytes() != b[name].read_bytes(), name
+
+
+def test_files_parse_and_counts_match(files):
+    """Do the files parse with the course reader, with as many lines as the config asks?"""
+    cfg = WorldConfig()
+    train = read_birth_places(files[TRAIN_FILE], require_answers=True)
+    dev = read_birth_places(files[DEV_FILE], require_answers=True)
+    test = read_birth_places(files[TEST_FILE], require_answers=True)
+    inputs = read_birth_places(files[TEST_INPUTS_FILE])
+    assert (len(train), len(dev), len(test), len(inputs)) == (cfg.n_train, cfg.n_dev, cfg.n_test, cfg.n_test)
+    assert all(ex.place is None for ex in inputs)
+    assert [ex.question for ex in inputs] == [ex.question for ex in test]
+    wiki = read_text(files[WIKI_FILE])
+    assert wiki.endswith("\n") and "\r" not in wiki
+    assert len(wiki.split("\n")[:-1]) == cfg.n_train + cfg.n_dev + cfg.n_test
+    for name in FILES:
+        assert files[name].read_bytes().endswith(b"\n"), name
+    summary = json.loads(read_text(files[WORLD_JSON]))
+    assert summary["seed"] == 0 and summary["config"]["n_train"] == cfg.n_train
+    assert summary["counts"]["wiki_lines"] == cfg.n_train + cfg.n_dev + cfg.n_test
+
+
+def test_splits_disjoint_and_wiki_only_people(tmp_path):
+    """Are train/dev/test disjoint, with wiki-only people in wiki.txt alone?"""
+    cfg = WorldConfig(n_train=40, n_dev=15, n_test=10, n_wiki_only=5, n_places=8)
+    paths = write_world(tmp_path, seed=3, config=cfg)
+    names = [
+        {ex.name for ex in read_birth_places(paths[f], require_answers=True)}
+        for f in (TRAIN_FILE, DEV_FILE, TEST_FILE)
+    ]
+    assert [len(n) for n in names] == [40, 15, 10]
+    assert not (names[0] & names[1] or names[0] & names[2] or names[1] & names[2])
+    wiki = read_text(paths[WIKI_FILE]).split("\n")[:-1]
+    assert len(wiki) == 70
+    asked = set().union(*names)
+    assert sum(1 for line in wiki if line.split(".")[0] not in asked) == 5
+
+
+def test_each_name_has_one_biography_with_its_place(files):
+    """Does every asked-about name have exactly one biography, naming its birth place?"""
+    wiki = read_text(files[WIKI_FILE]).split("\n")[:-1]
+    lines_with_word: dict[str, list[str]] = {}  # surname -> lines holding it, to keep this fast
+    for line in wiki:
+        for word in _words(line):
+            lines_with_word.setdefault(word, []).append(line)
+    for f in (TRAIN_FILE, DEV_FILE, TEST_FILE):
+        for ex in read_birth_places(files[f], require_answers=True):
+            surname = ex.name.split()[-1]
+            hits = [line for line in lines_with_word.get(surname, []) if _has_word(line, ex.name)]
+            assert len(hits) == 1, ex.name
+            assert hits[0].startswith(ex.name + ". ")
+            assert _has_word(hits[0], ex.place), (ex.name, ex.place)
+
+
+def test_biography_shape(world):
+    """Are biographies short, in the small character set, with the birth place early in sentence one?"""
+    for p in world.people:
+        bio = p.biography
+        assert len(bio) <= MAX_BIO_CHARS, bio
+        assert set(bio) <= BIO_CHARSET, bio
+        assert bio.endswith(" .")
+        first_sentence = bio[len(p.name) + 2:].split(". ")[0]
+        assert _has_word(first_sentence, p.birth_place), bio
+        assert _has_word(first_sentence, p.surname), bio
+        assert re.search(rf"\b{p.birth_place}\b", bio).start() <= 70, bio
+    lengths = [len(p.biography) for p in world.people]
+    assert sum(60 <= n <= 105 for n in lengths) >= 0.9 * len(lengths)
+
+
+def test_names_and_places_are_well_formed(world):
+    """Are names unique ASCII words and places unique single words of 4-10 letters?"""
+    names = [p.name for p in world.people]
+    surnames = [p.surname for p in world.people]
+    assert len(set(names)) == len(names) and len(set(surnames)) == len(surnames)
+    assert all(re.fullmatch(r"[A-Z][a-z]+ [A-Z][a-z]{4,8}", n) for n in names)
+    assert len(set(world.places)) == len(world.places) == WorldConfig().n_places
+    assert all(re.fullmatch(r"[A-Z][a-z]{3,9}", pl) for pl in world.places)
+    assert not set(world.places) & set(surnames)
+
+
+def test_majority_share_is_modest():
+    """Is the most common birth place only about 4-12% of people?"""
+    for seed in (0, 1, 2):
+        w = generate_world(seed)
+        for people in (w.split("train"), w.people):
+            top = Counter(p.birth_place for p in people).most_common(1)[0][1]
+            assert 0.04 <= top / len(people) <= 0.12, (seed, top / len(people))
+
+
+def test_name_alone_does_not_reveal_place(world):
+    """Does guessing the place from the first name score no better than the majority baseline + 5 points?"""
+    train, dev = world.split("train"), world.split("dev")
+    majority = Counter(p.birth_place for p in train).most_common(1)[0][0]
+    by_first: dict[str, Counter] = {}
+    for p in train:
+        by_first.setdefault(p.first_name, Counter())[p.birth_place] += 1
+    guess = {first: c.most_common(1)[0][0] for first, c in by_first.items()}
+    baseline = sum(p.birth_place == majority for p in dev) / len(dev)
+    by_name = sum(guess.get(p.first_name, majority) == p.birth_place for p in dev) / len(dev)
+    assert by_name <= baseline + 0.05, (by_name, baseline)
+
+
+def test_each_biography_names_another_place(world):
+    """Does every biography mention at least one place other than the birth place?"""
+    places = set(world.places)
+    for p in world.people:
+        others = (_words(p.biography) & places) - {p.birth_place}
+        assert others, p.biography
+        assert others == set(p.other_places), p.biography
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(n_train=0),
+        dict(n_dev=-1),
+        dict(n_test=0),
+        dict(n_wiki_only=-1),
+        dict(n_places=1),
+        dict(n_places=10_000),
+        dict(n_train=1.5),
+        dict(place_skew=-0.1),
+        dict(second_place_prob=2.0),
+    ],
+)
+def test_config_rejects_bad_values(kwargs):
+    """Does WorldConfig reject a bad value with ValueError?"""
+    field = next(iter(kwargs))
+    with pytest.raises(ValueError, match=field):
+        WorldConfig(**kwargs)
+
+
+def test_two_places_still_works():
+    """Does the smallest world (2 places) still give every biography another place?"""
+    w = generate_world(5, WorldConfig(n_train=5, n_dev=3, n_test=2, n_places=2))
+    for p in w.people:
+        assert len(p.other_places) == 1 and p.other_places[0] != p.birth_place
+        assert _has_word(p.biography, p.other_places[0])
