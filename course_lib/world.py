@@ -19,7 +19,7 @@ SOFT_BIO_CHARS = 105  # longer lines (up to MAX_BIO_CHARS) only when no template
 BIRTH_PLACE_MAX_INDEX = 70  # the birth place starts within this many characters
 MAX_PEOPLE = 50_000  # keeps name generation fast and bounded
 MAX_PLACES = 300  # the place generator can make far more; this keeps the world small
-BIO_CHARSET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .,()-")
+BIO_CHARSET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .,()-?")
 
 WIKI_FILE = "wiki.txt"
 TRAIN_FILE = "birth_places_train.tsv"
@@ -90,6 +90,9 @@ _SECOND_TEMPLATES = (
     "{S} taught in {Q}",
     "{S} retired to {Q}",
     "{S} worked in {Q}",
+    # questions, so "?" and "W" of "Where was NAME born?" are in the vocabulary
+    "Why did {S} move to {Q}? Work",
+    "Was {S} happy in {Q}? Yes",
 )
 
 

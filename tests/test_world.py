@@ -196,3 +196,14 @@ def test_two_places_still_works():
     for p in w.people:
         assert len(p.other_places) == 1 and p.other_places[0] != p.birth_place
         assert _has_word(p.biography, p.other_places[0])
+
+
+def test_questions_use_only_characters_of_the_wiki(tmp_path):
+    """Can every question and place be encoded with the vocabulary of the world's wiki.txt?"""
+    from course_lib.world import write_world
+
+    write_world(tmp_path, 0)
+    wiki_chars = set((tmp_path / "wiki.txt").read_text(encoding="utf-8"))
+    for name in ("birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv"):
+        text = (tmp_path / name).read_text(encoding="utf-8").replace("\t", "").replace("\n", "")
+        assert set(text) <= wiki_chars, set(text) - wiki_chars

@@ -1,0 +1,35 @@
+"""Shared fixtures: the reference solutions (loaded from the solution notebooks) and data paths."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from course_lib.notebook_loader import load_notebooks, notebook_paths
+
+REPO = Path(__file__).resolve().parents[1]
+SOLUTIONS = REPO / "solutions" / "a5"
+ORIGINAL_DATA = Path(os.environ.get("COURSE_ORIGINAL_DATA", REPO.parent / "shared" / "data" / "cs224n_a5"))
+
+
+@pytest.fixture(scope="session")
+def reference():
+    """The graded parts as the instructor wrote them, loaded by the student loader."""
+    return load_notebooks(notebook_paths(SOLUTIONS), module_name="reference_solutions")
+
+
+@pytest.fixture(scope="session")
+def original_data() -> Path:
+    if not (ORIGINAL_DATA / "wiki.txt").is_file():
+        pytest.skip(f"the original course files are not at {ORIGINAL_DATA}")
+    return ORIGINAL_DATA
+
+
+@pytest.fixture(scope="session")
+def world_dir(tmp_path_factory) -> Path:
+    from course_lib.world import write_world
+
+    out = tmp_path_factory.mktemp("world")
+    write_world(out, seed=0)
+    return out

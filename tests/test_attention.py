@@ -1,0 +1,81 @@
+import pytest
+import torch
+
+from course_lib.attention import CausalSelfAttention, SynthesizerAttentionBase
+from course_lib.model import GPT, GPTConfig
+
+
+@pytest.mark.parametrize("B,T,C,H", [(2, 7, 16, 4), (3, 31, 32, 8), (1, 1, 8, 2)])
+def test_sdpa_and_manual_agree(B, T, C, H):
+    """Do the fused and the readable attention paths give the same output to 1e-5?"""
+    torch.manual_seed(0)
+    config = GPTConfig(10, 32, n_head=H, n_embd=C)
+    fast = CausalSelfAttention(config).eval()
+    slow = CausalSelfAttention(GPTConfig(10, 32, n_head=H, n_embd=C, attention_impl="manual")).eval()
+    slow.load_state_dict(fast.state_dict())
+    x = torch.randn(B, T, C)
+    assert torch.allclose(fast(x), slow(x), atol=1e-5)
+
+
+def test_vanilla_attention_is_causal():
+    """Does changing position t+1 leave outputs up to t unchanged?"""
+    torch.manual_seed(0)
+    layer = CausalSelfAttention(GPTConfig(10, 16, n_head=2, n_embd=8)).eval()
+    x = torch.randn(2, 10, 8)
+    x2 = x.clone()
+    x2[:, 6:] += 1.0
+    assert torch.allclose(layer(x)[:, :6], layer(x2)[:, :6], atol=1e-6)
+
+
+def test_wrong_width_is_a_clear_error():
+    """Does attention say which shape it expected when given the wrong width?"""
+    layer = CausalSelfAttention(GPTConfig(10, 16, n_head=2, n_embd=8))
+    with pytest.raises(ValueError, match=r"\(B, T, 8\)"):
+        layer(torch.randn(2, 3, 6))
+
+
+def test_synthesizer_base_parameters_and_placeholder():
+    """Does the given synthesizer hold the SPEC's parameter shapes, and refuse to run until written?"""
+    layer = SynthesizerAttentionBase(GPTConfig(10, 8, n_head=3, n_embd=6))
+    assert layer.w2.shape == (2, 7) and layer.b2.shape == (7,)
+    assert layer.w2.abs().max() <= 0.001 and layer.w2.abs().max() > 0
+    with pytest.raises(NotImplementedError):
+        layer(torch.randn(1, 3, 6))
+
+
+def test_reference_synthesizer_is_causal(reference):
+    """Does the reference synthesizer leave outputs up to t unchanged when input t+1 changes?"""
+    torch.manual_seed(0)
+    layer = reference.SynthesizerAttention(GPTConfig(10, 8, n_head=3, n_embd=6)).eval()
+    torch.nn.init.normal_(layer.w2)  # larger weights so a leak would show
+    x = torch.randn(11, 7, 6)
+    for t in range(6):
+        x2 = x.clone()
+        x2[:, t + 1:] = torch.randn_like(x2[:, t + 1:])
+        assert torch.allclose(layer(x)[:, : t + 1], layer(x2)[:, : t + 1], atol=1e-6)
+
+
+def test_reference_synthesizer_matches_the_equation(reference):
+    """Does the reference compute softmax(ReLU(XA+b1)B+b2)(XV) per head, masked, on the SPEC's grader shapes?"""
+    torch.manual_seed(1)
+    layer = reference.SynthesizerAttention(GPTConfig(10, 8, n_head=3, n_embd=6)).eval()
+    x = torch.randn(11, 7, 6)
+    B, T, C, nh = 11, 7, 6, 3
+    heads = []
+    for i in range(nh):
+        cols = slice(i * 2, (i + 1) * 2)
+        a = torch.relu(x @ layer.w1.weight[cols].T + layer.w1.bias[cols])  # (B, T, hs)
+        scores = a @ layer.w2[:, :T] + layer.b2[:T]  # (B, T, T)
+        scores = scores.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
+        v = x @ layer.value.weight[cols].T + layer.value.bias[cols]
+        heads.append(torch.softmax(scores, -1) @ v)
+    expected = layer.proj(torch.cat(heads, dim=-1))
+    assert (layer(x) - expected).norm() < 1e-5
+
+
+def test_gpt_takes_another_attention_class(reference):
+    """Can a GPT be built with the student's synthesizer in every block?"""
+    model = GPT(GPTConfig(20, 16, n_layer=2, n_head=2, n_embd=8), attention_class=reference.SynthesizerAttention)
+    assert all(isinstance(b.attn, reference.SynthesizerAttention) for b in model.blocks)
+    logits, _ = model(torch.zeros(2, 15, dtype=torch.long))
+    assert logits.shape == (2, 15, 20)

@@ -1,0 +1,24 @@
+import re
+import tomllib
+
+from conftest import REPO
+
+
+def _pins(lines):
+    return {re.split(r"[=<>!~ ]", l.strip(), 1)[0].lower(): l.strip().replace(" ", "") for l in lines}
+
+
+def test_environment_yml_matches_pyproject():
+    """Do environment.yml and pyproject.toml pin the same dependencies at the same versions?"""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    from_project = _pins(project["dependencies"] + project["optional-dependencies"]["dev"])
+    yml = (REPO / "environment.yml").read_text()
+    block = yml.split("- pip:", 1)[1]
+    from_yml = _pins(m for m in re.findall(r"^\s+-\s+([A-Za-z][^\s#]*==[^\s#]+)", block, re.M))
+    assert from_yml == from_project
+
+
+def test_torch_is_pinned_to_the_local_wheel():
+    """Is torch pinned exactly, so a fresh setup takes the CPU wheel on disk?"""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert "torch==2.13.0" in project["dependencies"]

@@ -1,0 +1,70 @@
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from course_lib.notebook_loader import NotebookLoadError, load_notebook, load_notebooks, notebook_paths
+
+
+def _write(path, cells):
+    nbformat.write(new_notebook(cells=cells), path)
+    return path
+
+
+def _test_cell(source):
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "t", "points": 1, "locked": True,
+                                 "schema_version": 3, "task": False}
+    return cell
+
+
+def test_definitions_load_and_training_cells_are_skipped(tmp_path):
+    """Are definitions importable while training, explore and nbgrader test cells are skipped?"""
+    training = new_code_cell("raise SystemExit('training ran')")
+    training.metadata["tags"] = ["training"]
+    explore = new_code_cell("raise SystemExit('explorer ran')")
+    explore.metadata["tags"] = ["explore"]
+    path = _write(tmp_path / "nb.ipynb", [
+        new_markdown_cell("# title"),
+        new_code_cell("%matplotlib inline\nimport math\ndef area(r):\n    return math.pi * r * r"),
+        training, explore, _test_cell("assert False, 'test cell ran'"),
+    ])
+    module = load_notebook(path)
+    assert module.area(1.0) == pytest.approx(3.14159, abs=1e-4)
+
+
+def test_later_notebooks_see_and_override_earlier_ones(tmp_path):
+    """Do several notebooks load into one namespace in order?"""
+    a = _write(tmp_path / "01_a.ipynb", [new_code_cell("x = 1\ndef f():\n    return x")])
+    b = _write(tmp_path / "02_b.ipynb", [new_code_cell("x = 2")])
+    module = load_notebooks(notebook_paths(tmp_path))
+    assert module.f() == 2
+
+
+def test_syntax_error_names_the_cell(tmp_path):
+    """Does a syntax error say which notebook and cell it is in?"""
+    path = _write(tmp_path / "bad.ipynb", [new_code_cell("x = 1"), new_code_cell("def f(:\n    pass")])
+    with pytest.raises(NotebookLoadError, match=r"bad.ipynb cell 1: syntax error"):
+        load_notebook(path)
+
+
+def test_runtime_error_names_the_cell(tmp_path):
+    """Does an exception at import time say which cell raised it?"""
+    path = _write(tmp_path / "boom.ipynb", [new_code_cell("1 / 0")])
+    with pytest.raises(NotebookLoadError, match=r"boom.ipynb cell 0: ZeroDivisionError"):
+        load_notebook(path)
+
+
+def test_corrupt_and_missing_notebooks(tmp_path):
+    """Are corrupt JSON and a missing notebook reported clearly?"""
+    (tmp_path / "corrupt.ipynb").write_text("{not json", encoding="utf-8")
+    with pytest.raises(NotebookLoadError, match="not a readable notebook"):
+        load_notebook(tmp_path / "corrupt.ipynb")
+    with pytest.raises(NotebookLoadError, match="not found"):
+        load_notebook(tmp_path / "missing.ipynb")
+
+
+def test_solution_notebooks_define_every_graded_part(reference):
+    """Do the solution notebooks define every graded part the runs need?"""
+    for name in ("CharCorruptionDataset", "SynthesizerAttention", "initialize_vanilla_model",
+                 "initialize_synthesizer_model", "finetune", "pretrain", "train"):
+        assert hasattr(reference, name), name

@@ -1,0 +1,74 @@
+import json
+
+import pytest
+
+from course_lib.__main__ import main
+from course_lib.data_files import read_birth_places, read_predictions
+from course_lib.evaluation import accuracy
+from course_lib.runs import RUNS, RunError, run
+
+from conftest import SOLUTIONS
+
+
+def test_run_names_and_files_match_the_seed():
+    """Are all eleven runs of run.sh named, writing the seed's file names?"""
+    assert len(RUNS) == 11
+    assert RUNS["vanilla_finetune_without_pretrain"].writes == "vanilla.model.params"
+    assert RUNS["vanilla_eval_test_with_pretrain"].outputs == "vanilla.pretrain.test.predictions"
+    assert RUNS["synthesizer_eval_dev_with_pretrain"].outputs == "synthesizer.pretrain.dev.predictions"
+
+
+@pytest.fixture(scope="module")
+def smoke_outputs(tmp_path_factory, world_dir, reference):
+    out = tmp_path_factory.mktemp("smoke")
+    results = {}
+    for name in RUNS:
+        results[name] = run(name, reference, preset="smoke", data_dir=world_dir, out_dir=out, progress=False)
+    return out, results
+
+
+def test_smoke_runs_end_to_end_write_predictions_that_score(smoke_outputs, world_dir):
+    """Does every named run finish in the smoke preset and leave predictions that the scorer reads?"""
+    out, results = smoke_outputs
+    dev = read_birth_places(world_dir / "birth_dev.tsv", require_answers=True)
+    test_inputs = read_birth_places(world_dir / "birth_test_inputs.tsv")
+    for prefix in ("vanilla.nopretrain", "vanilla.pretrain", "synthesizer.pretrain"):
+        predictions = read_predictions(out / f"{prefix}.dev.predictions")
+        assert len(predictions) == len(dev)
+        correct, total = accuracy(predictions, [e.place for e in dev])
+        assert total == len(dev) and 0 <= correct <= total
+        assert len(read_predictions(out / f"{prefix}.test.predictions")) == len(test_inputs)
+    assert results["vanilla_eval_dev_with_pretrain"].accuracy is not None
+    assert results["vanilla_eval_test_with_pretrain"].accuracy is None  # no answers in the inputs file
+    log = json.loads((out / "vanilla_pretrain.json").read_text())
+    assert log["preset"] == "smoke" and len(log["history"]) == 4
+
+
+def test_finetune_with_pretrain_needs_the_pretrained_params(tmp_path, world_dir, reference):
+    """Does finetuning after pretraining say which run to do first when its params are missing?"""
+    with pytest.raises(RunError, match="_pretrain run first"):
+        run("vanilla_finetune_with_pretrain", reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path)
+
+
+def test_notebook_without_the_graded_part_is_named(tmp_path, world_dir):
+    """Does a run name the part a notebook namespace is missing?"""
+    with pytest.raises(RunError, match="pretrain"):
+        run("vanilla_pretrain", {"x": 1}, preset="smoke", data_dir=world_dir, out_dir=tmp_path)
+
+
+def test_command_line_run_and_errors(tmp_path, world_dir, capsys):
+    """Does `python -m course_lib run` train from the solution notebooks, and report a missing data folder as an error?"""
+    assert main(["run", "vanilla_finetune_without_pretrain", "vanilla_eval_dev_without_pretrain", "--notebooks",
+                 str(SOLUTIONS), "--preset", "smoke", "--data-dir", str(world_dir), "--out-dir", str(tmp_path),
+                 "--quiet"]) == 0
+    assert "correct:" in capsys.readouterr().out
+    assert main(["run", "vanilla_pretrain", "--notebooks", str(SOLUTIONS), "--preset", "smoke",
+                 "--data-dir", str(tmp_path / "nowhere"), "--out-dir", str(tmp_path), "--quiet"]) == 2
+    assert "data file not found" in capsys.readouterr().err
+
+
+def test_command_line_world_is_deterministic(tmp_path):
+    """Does `python -m course_lib world` write the same files for the same seed?"""
+    assert main(["world", "--out", str(tmp_path / "a"), "--seed", "3"]) == 0
+    assert main(["world", "--out", str(tmp_path / "b"), "--seed", "3"]) == 0
+    assert (tmp_path / "a" / "wiki.txt").read_bytes() == (tmp_path / "b" / "wiki.txt").read_bytes()

@@ -1,0 +1,89 @@
+import math
+
+import pytest
+import torch
+
+from course_lib.model import GPT, GPTConfig
+from course_lib.trainer import Trainer, TrainerConfig, lr_multiplier, optimizer_groups, trim_collate
+
+
+def test_lr_schedule_values():
+    """Does the schedule warm up linearly, follow the cosine, and floor at 10%?"""
+    config = TrainerConfig(lr_decay=True, warmup_tokens=10_240, final_tokens=75_212_800)
+    assert lr_multiplier(0, config) == 0.0
+    assert lr_multiplier(5_120, config) == pytest.approx(0.5)
+    assert lr_multiplier(10_240, config) == pytest.approx(1.0)
+    middle = 10_240 + (75_212_800 - 10_240) // 2
+    assert lr_multiplier(middle, config) == pytest.approx(0.5, abs=1e-6)
+    quarter = 10_240 + (75_212_800 - 10_240) // 4
+    assert lr_multiplier(quarter, config) == pytest.approx(0.5 * (1 + math.cos(math.pi / 4)), abs=1e-6)
+    assert lr_multiplier(75_212_800, config) == pytest.approx(0.1)
+    assert lr_multiplier(10**10, config) == pytest.approx(0.1)
+    assert lr_multiplier(123, TrainerConfig(lr_decay=False)) == 1.0
+
+
+def test_seed_weight_decay_rule():
+    """Does the seed's rule decay every parameter without 'bias' in its name (LayerNorm weights too)?"""
+    model = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
+    decay, no_decay = optimizer_groups(model, TrainerConfig())
+    names = {id(p): n for n, p in model.named_parameters()}
+    assert "blocks.0.ln1.weight" in {names[id(p)] for p in decay["params"]}
+    assert all("bias" in names[id(p)] for p in no_decay["params"])
+    decay_m, _ = optimizer_groups(model, TrainerConfig(decay_matrices_only=True))
+    assert all(p.dim() >= 2 for p in decay_m["params"])
+
+
+def test_trim_collate_keeps_loss():
+    """Does trimming all-PAD columns leave the loss unchanged?"""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(10, 16, n_layer=1, n_head=2, n_embd=8)).eval()
+    batch = []
+    for n in (5, 9):
+        x = torch.zeros(15, dtype=torch.long)
+        y = torch.zeros(15, dtype=torch.long)
+        x[:n] = torch.randint(2, 10, (n,))
+        y[: n - 1] = x[1:n]
+        batch.append((x, y))
+    x, y, width = trim_collate(batch)
+    assert x.shape == (2, 9) and width == 15
+    full_x = torch.stack([b[0] for b in batch])
+    full_y = torch.stack([b[1] for b in batch])
+    assert torch.allclose(model(x, y)[1], model(full_x, full_y)[1], atol=1e-6)
+
+
+class Memorise(torch.utils.data.Dataset):
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, idx):
+        x = torch.tensor([2 + idx % 4] * 6)
+        return x, x
+
+
+def test_training_lowers_loss_and_records_history():
+    """Does a short seeded run lower the loss, count tokens with pads, and fire callbacks?"""
+    model = GPT(GPTConfig(8, 8, n_layer=1, n_head=2, n_embd=16, embd_pdrop=0, resid_pdrop=0, attn_pdrop=0))
+    config = TrainerConfig(max_epochs=30, batch_size=8, learning_rate=1e-2, lr_decay=True, warmup_tokens=100,
+                           final_tokens=3000, seed=0, progress=False)
+    trainer = Trainer(model, Memorise(), None, config)
+    epochs = []
+    trainer.add_callback("on_epoch_end", lambda t: epochs.append(t.epoch))
+    history = trainer.train()
+    assert len(history) == 60 and epochs == list(range(30))
+    assert history[-1]["tokens"] == 60 * 8 * 6
+    assert history[-1]["loss"] < 0.5 * history[0]["loss"]
+
+
+def test_trainer_config_rejects_bad_values():
+    """Does TrainerConfig refuse a zero batch size or an inverted schedule?"""
+    with pytest.raises(ValueError, match="batch_size"):
+        TrainerConfig(batch_size=0)
+    with pytest.raises(ValueError, match="warmup_tokens"):
+        TrainerConfig(lr_decay=True, warmup_tokens=10, final_tokens=5)
+
+
+def test_unknown_event_is_refused():
+    """Does add_callback name the valid events when given a wrong one?"""
+    trainer = Trainer(GPT(GPTConfig(8, 8, n_layer=1, n_head=2, n_embd=8)), Memorise(), None, TrainerConfig())
+    with pytest.raises(ValueError, match="on_batch_end"):
+        trainer.add_callback("on_step", lambda t: None)
