@@ -21,3 +21,7 @@ test: $(STAMP)
 
 clean:
 	rm -rf outputs data/world
+
+# regenerate the student release notebooks/ from solutions/ (commit the result)
+release: $(STAMP)
+	PATH=$(abspath $(VENV))/bin:$$PATH $(PY) -m nbgrader generate_assignment a5 --force --db=sqlite:///$(abspath $(VENV))/release-gradebook.db

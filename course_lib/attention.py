@@ -73,6 +73,24 @@ class CausalSelfAttention(nn.Module):
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # re-assemble heads side by side
         return self.resid_drop(self.proj(y))
 
+    def forward_cached(self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor] | None):
+        """Attention for new positions x (B, T_new, C) given the keys/values of earlier ones (eval only).
+
+        Returns (y, cache) with the cache extended by the new positions; equal to
+        running ``forward`` on the whole sequence and keeping the last T_new rows.
+        """
+        B, T, C = x.size()
+        k, q, v = self._heads(self.key(x)), self._heads(self.query(x)), self._heads(self.value(x))  # (B, nh, T, hs)
+        if cache is not None:
+            k = torch.cat([cache[0], k], dim=2)  # (B, nh, T_past + T, hs)
+            v = torch.cat([cache[1], v], dim=2)
+        past = k.size(2) - T
+        # new position i (absolute past + i) may see keys 0 .. past + i
+        mask = self.mask[0, 0, past:past + T, :past + T].bool()  # (T, T_past + T)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, nh, T, hs)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.proj(y), (k, v)
+
 
 class SynthesizerAttentionBase(nn.Module):
     """The parameters of the dense synthesizer (SPEC Part 1); ``forward`` is the student's.

@@ -13,12 +13,32 @@ from .vocab import MASK_CHAR, Vocabulary
 DECODE_STEPS = 32  # characters generated after "question⁇" (SPEC: Evaluation)
 
 
+def _greedy_plain(model: nn.Module, x: torch.Tensor, steps: int, context: int) -> torch.Tensor:
+    for _ in range(steps):
+        x_cond = x if x.size(1) <= context else x[:, -context:]
+        logits, _ = model(x_cond)  # (b, T, vocab)
+        x = torch.cat([x, logits[:, -1, :].argmax(dim=-1, keepdim=True)], dim=1)
+    return x
+
+
+def _greedy_cached(model: nn.Module, x: torch.Tensor, steps: int) -> torch.Tensor:
+    logits, caches = model.forward_cached(x)  # prefill: (b, T, vocab)
+    for step in range(steps):
+        nxt = logits[:, -1, :].argmax(dim=-1, keepdim=True)  # (b, 1)
+        x = torch.cat([x, nxt], dim=1)
+        if step + 1 < steps:
+            logits, caches = model.forward_cached(nxt, caches)
+    return x
+
+
 @torch.no_grad()
-def greedy_decode(model: nn.Module, prompts: list[torch.Tensor], steps: int, batch_size: int = 256) -> list[torch.Tensor]:
+def greedy_decode(model: nn.Module, prompts: list[torch.Tensor], steps: int, batch_size: int = 256,
+                  use_cache: bool = True) -> list[torch.Tensor]:
     """Extend each 1-D prompt by ``steps`` argmax tokens; returns prompt + completion per input.
 
     Prompts of equal length are decoded together, so every row sees exactly the
-    positions it would see alone: the result equals one-at-a-time decoding.
+    positions it would see alone: the result equals one-at-a-time decoding. With
+    vanilla attention a key/value cache avoids recomputing earlier positions.
     """
     model.eval()
     device = next(model.parameters()).device
@@ -35,10 +55,8 @@ def greedy_decode(model: nn.Module, prompts: list[torch.Tensor], steps: int, bat
         for start in range(0, len(indices), batch_size):
             chunk = indices[start:start + batch_size]
             x = torch.stack([prompts[i] for i in chunk]).to(device)  # (b, T)
-            for _ in range(steps):
-                x_cond = x if x.size(1) <= context else x[:, -context:]
-                logits, _ = model(x_cond)  # (b, T, vocab)
-                x = torch.cat([x, logits[:, -1, :].argmax(dim=-1, keepdim=True)], dim=1)
+            cached = use_cache and getattr(model, "supports_kv_cache", lambda: False)() and x.size(1) + steps <= context
+            x = _greedy_cached(model, x, steps) if cached else _greedy_plain(model, x, steps, context)
             for row, i in enumerate(chunk):
                 out[i] = x[row].cpu()
     return out

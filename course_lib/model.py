@@ -58,6 +58,11 @@ class Block(nn.Module):
         x = x + self.attn(self.ln1(x))
         return x + self.mlp(self.ln2(x))
 
+    def forward_cached(self, x: torch.Tensor, cache):
+        a, cache = self.attn.forward_cached(self.ln1(x), cache)
+        x = x + a
+        return x + self.mlp(self.ln2(x)), cache
+
 
 class GPT(nn.Module):
     """Character language model. ``attention_class`` swaps in another attention (e.g. a synthesizer)."""
@@ -90,6 +95,24 @@ class GPT(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+    def supports_kv_cache(self) -> bool:
+        """True when every block's attention can reuse earlier keys and values (vanilla attention)."""
+        return all(hasattr(block.attn, "forward_cached") for block in self.blocks)
+
+    @torch.no_grad()
+    def forward_cached(self, idx: torch.Tensor, caches: list | None = None) -> tuple[torch.Tensor, list]:
+        """Logits of new tokens idx (B, T_new) after the positions held in ``caches`` (eval mode)."""
+        past = 0 if caches is None else caches[0][0].size(2)
+        T = idx.size(1)
+        if past + T > self.config.block_size:
+            raise ValueError(f"sequence length {past + T} exceeds block_size {self.config.block_size}")
+        x = self.tok_emb(idx) + self.pos_emb[:, past:past + T, :]  # (B, T, C)
+        new_caches = []
+        for i, block in enumerate(self.blocks):
+            x, cache = block.forward_cached(x, None if caches is None else caches[i])
+            new_caches.append(cache)
+        return self.head(self.ln_f(x)), new_caches  # (B, T, vocab)
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         if idx.dim() != 2:

@@ -48,3 +48,14 @@ def test_predictions_file_has_one_line_each(tmp_path):
     """Is each prediction written on its own line?"""
     path = write_predictions(["Paris", "", "Rome"], tmp_path / "p")
     assert path.read_text() == "Paris\n\nRome\n"
+
+
+def test_kv_cache_decoding_equals_plain_decoding():
+    """Does decoding with the key/value cache give exactly the plain loop's tokens?"""
+    torch.manual_seed(1)
+    model = GPT(GPTConfig(30, 64, n_layer=2, n_head=4, n_embd=32)).eval()
+    assert model.supports_kv_cache()
+    prompts = [torch.randint(2, 30, (n,)) for n in (5, 9, 9, 20)]
+    cached = greedy_decode(model, prompts, steps=24, use_cache=True)
+    plain = greedy_decode(model, prompts, steps=24, use_cache=False)
+    assert all(torch.equal(a, b) for a, b in zip(cached, plain))

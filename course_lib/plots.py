@@ -1,0 +1,57 @@
+"""Plots the notebooks show: loss curves, accuracy tables, attention maps, histograms."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import torch
+
+
+def plot_loss(history: list[dict], title: str = "training loss", ax=None, smooth: int = 20):
+    """Loss per step, with a running mean over ``smooth`` steps."""
+    ax = ax or plt.subplots(figsize=(7, 3.5))[1]
+    steps = [h["step"] for h in history]
+    losses = [h["loss"] for h in history]
+    ax.plot(steps, losses, alpha=0.3, label="per step")
+    if len(losses) >= smooth:
+        running = torch.tensor(losses).unfold(0, smooth, 1).mean(1).tolist()
+        ax.plot(steps[smooth - 1:], running, label=f"mean of {smooth}")
+    ax.set_xlabel("step")
+    ax.set_ylabel("cross-entropy (nats)")
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def plot_accuracies(rows: list[tuple[str, float]], baseline: float, ax=None):
+    """Bar chart of dev accuracy per model, with the majority-place baseline as a line."""
+    ax = ax or plt.subplots(figsize=(6, 3))[1]
+    labels = [r[0] for r in rows]
+    ax.barh(labels, [100 * r[1] for r in rows])
+    ax.axvline(100 * baseline, color="k", linestyle="--", label="majority place")
+    ax.set_xlabel("dev accuracy (%)")
+    ax.legend()
+    return ax
+
+
+def plot_attention_maps(maps: dict[str, torch.Tensor], tokens: list[str] | None = None):
+    """One heatmap per named (T, T) attention matrix, side by side."""
+    fig, axes = plt.subplots(1, len(maps), figsize=(4.5 * len(maps), 4), squeeze=False)
+    for ax, (name, att) in zip(axes[0], maps.items()):
+        ax.imshow(att.detach().cpu().numpy(), cmap="viridis", vmin=0)
+        ax.set_title(name)
+        if tokens is not None:
+            ax.set_xticks(range(len(tokens)), tokens, fontsize=7)
+            ax.set_yticks(range(len(tokens)), tokens, fontsize=7)
+        ax.set_xlabel("attended position")
+        ax.set_ylabel("query position")
+    fig.tight_layout()
+    return fig
+
+
+def plot_histograms(values: dict[str, list[float]], bins: int = 30):
+    """One histogram per named list, side by side."""
+    fig, axes = plt.subplots(1, len(values), figsize=(4.5 * len(values), 3), squeeze=False)
+    for ax, (name, vals) in zip(axes[0], values.items()):
+        ax.hist(vals, bins=bins)
+        ax.set_title(name)
+    fig.tight_layout()
+    return fig

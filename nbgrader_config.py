@@ -1,0 +1,18 @@
+"""nbgrader configuration: solutions/ is the source, notebooks/ the student release."""
+c = get_config()  # noqa: F821 (provided by nbgrader)
+
+c.CourseDirectory.course_id = "attention-course"
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "notebooks"
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograded"
+c.CourseDirectory.feedback_directory = "feedback"
+c.CourseDirectory.db_url = "sqlite:///gradebook.db"
+
+# what a blanked solution cell holds in the release
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+# the release never carries outputs (they could hold solution text)
+c.ClearOutput.enabled = True
+# nbgrader's default per-cell timeout is 30 s; training cells load saved outputs while grading
+c.Execute.timeout = 120
