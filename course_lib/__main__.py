@@ -13,7 +13,7 @@ def _world(args: argparse.Namespace) -> int:
     from .world import write_world
 
     written = write_world(Path(args.out), args.seed)
-    for name, path in written.items():
+    for path in written.values():
         print(f"wrote {path}")
     return 0
 

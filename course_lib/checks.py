@@ -24,6 +24,7 @@ TOY_CORPUS = "\n".join(
         "Cyd Vane. Cyd Vane (born 1901 in Pellow - died 1970 in Ardent) was a poet and a printer .",
         "Dara Moss. A native of Lunet, Dara Moss studied botany in Fennick and wrote about mosses .",
         "Eli Stroud. Eli Stroud is an engineer who was born in Carrow and now lives in Wexley .",
+        "Fay Orr. Where was Fay Orr born? In Tillby, though she grew up by the sea near Harlow .",
     ]
 )
 
@@ -79,13 +80,16 @@ def span_corruption_problems(dataset_class, block_size: int = 50, samples: int =
         lengths.append(length)
         if not 4 <= length <= upper:
             fail(f"the truncated document should keep between 4 and int(block_size * 7/8) = {upper} characters, kept {length}")
-        kept_fractions.append(length / max(1, len(documents[idx])))
+        # kept length relative to the most that could be kept: ~uniform when truncation is random
+        kept_fractions.append(length / max(1, min(upper, len(documents[idx]))))
         mask_offsets.append(len(masked) - length / 4)
     if len(kept_fractions) > 1 and statistics.pstdev(kept_fractions) <= 0.05:
         fail("the truncation length should be random (it barely varies)")
     if len(mask_offsets) > 1:
         mean = statistics.fmean(mask_offsets)
-        if abs(mean) > 1.5:
+        # SPEC's +-1.5 characters, widened to 3 standard errors where long blocks make the mean noisier
+        tolerance = max(1.5, 3 * statistics.pstdev(mask_offsets) / len(mask_offsets) ** 0.5)
+        if abs(mean) > tolerance:
             fail(f"the masked span should be a quarter of the kept text on average (off by {mean:+.1f} characters)")
         if statistics.pstdev(mask_offsets) == 0:
             fail("the masked span's length should be random")

@@ -63,9 +63,12 @@ def greedy_decode(model: nn.Module, prompts: list[torch.Tensor], steps: int, bat
 
 
 def extract_prediction(completion: str) -> str:
-    """The text between the first and second MASK of a completion ('' if there is none)."""
+    """The text between the first and second MASK of a completion ('' if there is none).
+
+    Line breaks become spaces, so that a predictions file keeps one prediction per line.
+    """
     parts = completion.split(MASK_CHAR)
-    return parts[1] if len(parts) > 1 else ""
+    return parts[1].replace("\r", " ").replace("\n", " ") if len(parts) > 1 else ""
 
 
 def predict_places(model: nn.Module, vocab: Vocabulary, questions: list[str], batch_size: int = 256) -> list[str]:

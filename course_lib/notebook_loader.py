@@ -6,6 +6,8 @@ skipped, so importing is quick and has no side effects beyond definitions:
   - cells tagged ``training``, ``explore`` or ``skip-import``;
   - nbgrader test cells (graded, not a solution);
   - IPython magics and shell escapes (lines starting with ``%`` or ``!``).
+A cell that raises NotImplementedError (an answer not written yet) is skipped and
+listed in the module's ``__not_written__``; any other error stops the load.
 """
 from __future__ import annotations
 
@@ -65,6 +67,7 @@ def load_notebooks(paths: Iterable[str | Path], module_name: str = "student_note
         raise NotebookLoadError("no notebooks given")
     module = types.ModuleType(module_name, f"code cells of {', '.join(p.name for p in paths)}")
     module.__file__ = str(paths[-1])
+    module.__not_written__ = []  # labels of cells that raised NotImplementedError
     sys.modules[module_name] = module  # so classes defined in cells pickle (DataLoader workers)
     for path in paths:
         nb = read_notebook(path)
@@ -76,6 +79,9 @@ def load_notebooks(paths: Iterable[str | Path], module_name: str = "student_note
                 raise NotebookLoadError(f"{label}: syntax error on line {err.lineno}: {err.msg}") from err
             try:
                 exec(code, module.__dict__)
+            except NotImplementedError:
+                # a top-level answer cell not written yet: the rest of the notebook still loads
+                module.__not_written__.append(label)
             except Exception as err:
                 raise NotebookLoadError(f"{label}: {type(err).__name__}: {err}") from err
     return module

@@ -22,7 +22,7 @@ from .datasets import CharCorruptionDatasetBase
 from .data_files import read_birth_places, read_text
 from .device import pick_device, seed_everything, set_threads
 from .evaluation import accuracy, predict_places, write_predictions
-from .model import GPT, GPTConfig
+from .model import GPTConfig
 from .notebook_loader import load_notebooks, notebook_paths
 from .presets import Preset, get_preset
 from .trainer import Trainer, TrainerConfig

@@ -8,12 +8,13 @@ checkpoints attach as callbacks on named events.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -43,6 +44,7 @@ class TrainerConfig:
     decay_matrices_only: bool = False  # True: decay only tensors with dim >= 2; False: the seed's rule (names without "bias")
     shuffle: bool = False  # reshuffle every epoch (the seed does not)
     trim_padding: bool = False  # drop columns that are padding in the whole batch (same loss, less compute)
+    length_buckets: int = 1  # draw this many batches at once and regroup them by length (less padding); 1: off
     max_steps: int | None = None  # stop after this many steps (smoke runs); None: run all epochs
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     seed: int | None = None  # seed torch/numpy/random before training; None leaves them
@@ -57,6 +59,8 @@ class TrainerConfig:
                 raise ValueError(f"TrainerConfig.{name} must be at least 1, got {getattr(self, name)!r}")
         if not self.learning_rate > 0:
             raise ValueError(f"TrainerConfig.learning_rate must be positive, got {self.learning_rate!r}")
+        if self.length_buckets < 1:
+            raise ValueError(f"TrainerConfig.length_buckets must be at least 1, got {self.length_buckets}")
         if self.lr_decay and not 0 <= self.warmup_tokens < self.final_tokens:
             raise ValueError(
                 f"need 0 <= warmup_tokens < final_tokens for lr_decay, got {self.warmup_tokens} and {self.final_tokens}"
@@ -88,6 +92,21 @@ def trim_collate(batch: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.
     used = ((x != 0) | (y != 0)).any(dim=0).nonzero()
     keep = int(used[-1]) + 1 if len(used) else 1
     return x[:, :keep], y[:, :keep], width
+
+
+def bucket_batches(batch: list[tuple[torch.Tensor, torch.Tensor]], n_buckets: int, trim: bool):
+    """Sort ``n_buckets`` batches' worth of examples by length and cut them into that many batches.
+
+    Examples of similar length end up together, so trimming removes most padding.
+    The order of the resulting batches is shuffled so short and long ones alternate.
+    """
+    lengths = [int(((x != 0) | (y != 0)).nonzero().max()) + 1 if bool(((x != 0) | (y != 0)).any()) else 1
+               for x, y in batch]
+    order = sorted(range(len(batch)), key=lengths.__getitem__)
+    size = math.ceil(len(batch) / n_buckets)
+    groups = [[batch[i] for i in order[k:k + size]] for k in range(0, len(order), size)]
+    collate = trim_collate if trim else full_collate
+    return [collate(g) for g in (groups[i] for i in torch.randperm(len(groups)).tolist())]
 
 
 def full_collate(batch: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -122,6 +141,7 @@ class Trainer:
         self.loss = float("nan")
         self.lr = 0.0
         self.device = torch.device("cpu")
+        self.should_stop = False  # a callback sets this to end training after the current step
 
     def add_callback(self, event: str, callback: Callable[[Trainer], None]) -> None:
         if event not in EVENTS:
@@ -138,14 +158,26 @@ class Trainer:
 
     def _loader(self, dataset: Dataset, train: bool) -> DataLoader:
         config = self.config
+        collate = trim_collate if config.trim_padding else full_collate
+        buckets = config.length_buckets if train else 1
+        if buckets > 1:
+            collate = functools.partial(bucket_batches, n_buckets=buckets, trim=config.trim_padding)
         return DataLoader(
             dataset,
-            batch_size=config.batch_size,
+            batch_size=config.batch_size * buckets,
             shuffle=config.shuffle and train,
             num_workers=config.num_workers,
-            collate_fn=trim_collate if config.trim_padding else full_collate,
+            collate_fn=collate,
             pin_memory=self.device.type == "cuda",
         )
+
+    def _batches(self, dataset: Dataset, train: bool):
+        """(x, y, untrimmed width) per step, unpacking bucketed loads."""
+        for item in self._loader(dataset, train):
+            if isinstance(item, list):
+                yield from item
+            else:
+                yield item
 
     def _autocast(self):
         if not self.config.autocast_bf16:
@@ -162,13 +194,16 @@ class Trainer:
         model = self.model.to(self.device)
         extra = {"fused": True} if config.fused_adamw and self.device.type == "cuda" else {}
         optimizer = torch.optim.AdamW(optimizer_groups(model, config), lr=config.learning_rate, betas=config.betas, **extra)
-        if config.progress:
-            self.add_callback("on_batch_end", ProgressBar())
+        if config.progress and not any(isinstance(c, ProgressBar) for c in self.callbacks["on_batch_end"]):
+            bar = ProgressBar()
+            self.add_callback("on_batch_end", bar)
+            self.add_callback("on_train_end", bar.close)
         start = time.perf_counter()
         best_loss = float("inf")
+        self.should_stop = False
         for self.epoch in range(config.max_epochs):
             model.train()
-            for x, y, width in self._loader(self.train_dataset, train=True):
+            for x, y, width in self._batches(self.train_dataset, train=True):
                 x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
                 # schedule position counts every position of the batch, pads included (the seed's rule)
                 self.tokens += x.size(0) * width
@@ -188,14 +223,14 @@ class Trainer:
                          seconds=time.perf_counter() - start)
                 )
                 self.trigger("on_batch_end")
-                if config.max_steps is not None and self.step >= config.max_steps:
+                if self.should_stop or (config.max_steps is not None and self.step >= config.max_steps):
                     break
             test_loss = self.evaluate() if self.test_dataset is not None else None
             if test_loss is None or test_loss < best_loss:
                 best_loss = test_loss if test_loss is not None else best_loss
                 self.save_checkpoint()
             self.trigger("on_epoch_end")
-            if config.max_steps is not None and self.step >= config.max_steps:
+            if self.should_stop or (config.max_steps is not None and self.step >= config.max_steps):
                 break
         self.trigger("on_train_end")
         return self.history
@@ -205,7 +240,7 @@ class Trainer:
         """Mean loss over the test dataset."""
         self.model.eval()
         losses = []
-        for x, y, _ in self._loader(self.test_dataset, train=False):
+        for x, y, _ in self._batches(self.test_dataset, train=False):
             with self._autocast():
                 _, loss = self.model(x.to(self.device), y.to(self.device))
             losses.append(loss.item())
@@ -214,7 +249,7 @@ class Trainer:
 
 
 class ProgressBar:
-    """tqdm bar over all steps of the run, showing loss and learning rate."""
+    """tqdm bar over all steps of a train() call, showing epoch, loss and learning rate."""
 
     def __init__(self) -> None:
         self.bar = None
@@ -224,11 +259,16 @@ class ProgressBar:
 
         if self.bar is None:
             config = trainer.config
-            per_epoch = math.ceil(len(trainer.train_dataset) / config.batch_size)
+            per_epoch = math.ceil(len(trainer.train_dataset) / (config.batch_size * config.length_buckets)) \
+                * config.length_buckets
             total = per_epoch * config.max_epochs
             if config.max_steps is not None:
                 total = min(total, config.max_steps)
             self.bar = tqdm(total=total, desc="train", unit="step", mininterval=1.0)
-            trainer.add_callback("on_train_end", lambda _: self.bar.close())
         self.bar.update(1)
         self.bar.set_postfix_str(f"epoch {trainer.epoch + 1} loss {trainer.loss:.4f} lr {trainer.lr:.2e}", refresh=False)
+
+    def close(self, trainer: Trainer | None = None) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

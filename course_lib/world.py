@@ -59,27 +59,26 @@ _PLACE_LINKS = ("", "", "a", "e", "i", "o")
 _PLACE_ENDS = ("ford", "ton", "mere", "vale", "by", "holm", "stad", "wick", "port", "dale",
                "burg", "ia", "ora", "ena", "mouth", "field", "gard", "ova")
 
-# First sentences. Fields: N full name, S surname, B birth place, P another place,
-# AO occupation with article, O occupation, Y birth year, Y2 a later year.
-# Every template names B together with N or S; some put P before B, and those
-# without P always take a second sentence.
+# a template with a question, so "?" and "W" of "Where was NAME born?" are in the vocabulary
+QUESTION_TEMPLATE = "Where was {N} born? In {B}, not {P}"
+# First sentences, short so that a CPU sees each fact many times a minute. Fields:
+# N full name, B birth place, P another place, AO occupation with article, Y birth
+# year. The full name stands right before the birth place in most templates, as in
+# the question "Where was NAME born?": a small model then reaches the stored fact from
+# the question (keyed on the surname, or with other words between name and place, it
+# memorised the facts as well but finetuning reached far fewer of them). Every
+# template names one other place P as well, before the birth place in one.
 _FIRST_TEMPLATES = (
-    "{N} was born in {B} and worked as {AO} in {P}",
-    "Born in {B}, {S} became {AO} and later moved to {P}",
-    "{N} (born {Y} in {B}) is {AO} who lives in {P}",
-    "{N} is {AO} and a native of {B} who studied in {P}",
-    "{B}-born {O} {N} moved to {P} in {Y2}",
-    "{N} grew up in {B}, where the {O} was born in {Y}",
-    "{N}, who lives in {P}, was born in {B} in {Y}",
-    "{N} studied in {P} but was born in {B}",
-    "{N} is {AO} born in {B} who died in {P} in {Y2}",
-    "{S}, {AO} from {B}, worked in {P} for many years",
-    "{N} (born in {B}, {Y}) was {AO} active in {P}",
-    "{N}, though born in {B}, worked in {P} as {AO}",
-    # no P: these always take a second sentence, which names the other place
-    "{N} is {AO} born in {B} in {Y}",
-    "Born in {B} in {Y}, {S} became {AO}",
-    "{N}, {AO}, is a native of {B}",
+    "{N} was born in {B} and died in {P}",
+    "{N} was born in {B} and moved to {P}",
+    "{N} was born in {B} in {Y} and taught in {P}",
+    "{N} was born in {B} and studied in {P}",
+    "{N}, born in {B}, studied in {P}",
+    "{N} (born in {B}) worked in {P}",
+    "{N} (born {Y} in {B}) lives in {P}",
+    "{N}, {AO}, was born in {B} and works in {P}",
+    "{N} worked in {P}, though born in {B}",
+    QUESTION_TEMPLATE,
 )
 # Second sentences, naming a further place Q.
 _SECOND_TEMPLATES = (
@@ -100,13 +99,13 @@ _SECOND_TEMPLATES = (
 class WorldConfig:
     """Sizes and knobs of a synthetic world; every person is in wiki.txt exactly once."""
 
-    n_train: int = 500  # people with a question in birth_places_train.tsv
-    n_dev: int = 200  # people with a question in birth_dev.tsv
-    n_test: int = 200  # people with a question in birth_test*.tsv
+    n_train: int = 240  # people with a question in birth_places_train.tsv
+    n_dev: int = 120  # people with a question in birth_dev.tsv
+    n_test: int = 120  # people with a question in birth_test*.tsv
     n_wiki_only: int = 0  # extra people who appear only in wiki.txt
     n_places: int = 30  # distinct places (birth places and other places)
     place_skew: float = 0.5  # birth-place weight of rank r is 1/(r+2)**place_skew; 0 = uniform
-    second_place_prob: float = 0.5  # chance of preferring a second sentence (one more place) if it fits
+    second_place_prob: float = 0.0  # chance of preferring a second sentence (one more place) if it fits
 
     def __post_init__(self):
         for field in ("n_train", "n_dev", "n_test", "n_wiki_only", "n_places"):
@@ -213,7 +212,8 @@ def _make_surnames(rng: random.Random, n: int, taken: set[str]) -> list[str]:
 
 
 def _biography(rng: random.Random, name: str, surname: str, birth: str, places: list[str],
-               occupation: str, year: int, second_place_prob: float) -> tuple[str, tuple[str, ...]]:
+               occupation: str, year: int, second_place_prob: float,
+               templates: tuple[str, ...] = _FIRST_TEMPLATES) -> tuple[str, tuple[str, ...]]:
     """Pick templates until one fits; return the line and the other places it names."""
     others = [p for p in places if p != birth]
     p, q = rng.sample(others, 2) if len(others) >= 2 else (others[0], None)
@@ -225,7 +225,7 @@ def _biography(rng: random.Random, name: str, surname: str, birth: str, places: 
     birth_re = re.compile(rf"\b{birth}\b")
     # (template, with a second sentence?) in order of preference: a random template,
     # with and without the second sentence, then the next template, ...
-    tries = [(t, two) for t in rng.sample(_FIRST_TEMPLATES, len(_FIRST_TEMPLATES))
+    tries = [(t, two) for t in rng.sample(templates, len(templates))
              for two in ((True, False) if want_second else (False, True))]
     candidates = []
     for template, with_second in tries:
@@ -259,15 +259,17 @@ def generate_world(seed: int, config: WorldConfig = WorldConfig()) -> World:
     splits = (["train"] * config.n_train + ["dev"] * config.n_dev + ["test"] * config.n_test
               + ["wiki_only"] * config.n_wiki_only)
     people = []
-    for surname in surnames:
+    for n, surname in enumerate(surnames):
         first = rng.choice(FIRST_NAMES)
         name = f"{first} {surname}"
         # drawn independently of the name: the name carries no hint of the place
         birth = rng.choices(places, weights=weights)[0]
         occupation = rng.choice(OCCUPATIONS)
         year = rng.randint(1850, 1935)  # later years stay before 2021
+        # the first person always gets the question template: the vocabulary needs "?" and "W"
+        templates = (QUESTION_TEMPLATE,) if n == 0 else _FIRST_TEMPLATES
         bio, others = _biography(rng, name, surname, birth, places, occupation, year,
-                                 config.second_place_prob)
+                                 config.second_place_prob, templates)
         people.append([name, first, surname, birth, others, occupation, year, bio])
     rng.shuffle(people)
     people = tuple(Person(*fields[:7], split, fields[7]) for fields, split in zip(people, splits))

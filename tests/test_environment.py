@@ -5,7 +5,7 @@ from conftest import REPO
 
 
 def _pins(lines):
-    return {re.split(r"[=<>!~ ]", l.strip(), 1)[0].lower(): l.strip().replace(" ", "") for l in lines}
+    return {re.split(r"[=<>!~ ]", l.strip(), maxsplit=1)[0].lower(): l.strip().replace(" ", "") for l in lines}
 
 
 def test_environment_yml_matches_pyproject():

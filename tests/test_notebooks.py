@@ -35,14 +35,14 @@ def test_grade_ids_are_unique_and_graded_cells_have_points():
 
 
 def test_original_points_carried_over():
-    """Do the coding parts keep the original's points (finetune config 4, span corruption 5 public, pretrain config 7, synthesizer 5)?"""
+    """Do the coding parts keep the original's points (finetune config 4, span corruption 5 public, pretrain config 7, synthesizer forward 5)?"""
     points = {}
     for name in NOTEBOOKS:
         for cell in nbformat.read(SOLUTIONS / name, as_version=4).cells:
             meta = cell.metadata.get("nbgrader", {})
             if meta.get("grade"):
                 points[meta["grade_id"]] = meta.get("points")
-    assert points["02-glue-config"] == 4 and points["04-pretrain-config"] == 7 and points["05-synthesizer-public"] == 5
+    assert points["02-glue-config"] == 4 and points["04-pretrain-config"] == 7 and points["05-synthesizer-equivalence"] == 5 and points["03-span-public"] + points["03-span-hidden"] == 20
 
 
 @pytest.fixture(scope="module")

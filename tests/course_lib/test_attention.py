@@ -60,7 +60,7 @@ def test_reference_synthesizer_matches_the_equation(reference):
     torch.manual_seed(1)
     layer = reference.SynthesizerAttention(GPTConfig(10, 8, n_head=3, n_embd=6)).eval()
     x = torch.randn(11, 7, 6)
-    B, T, C, nh = 11, 7, 6, 3
+    T, nh = 7, 3
     heads = []
     for i in range(nh):
         cols = slice(i * 2, (i + 1) * 2)

@@ -124,7 +124,8 @@ def test_biography_shape(world):
         assert _has_word(first_sentence, p.surname), bio
         assert re.search(rf"\b{p.birth_place}\b", bio).start() <= 70, bio
     lengths = [len(p.biography) for p in world.people]
-    assert sum(60 <= n <= 105 for n in lengths) >= 0.9 * len(lengths)
+    # short lines: a CPU sees each fact many times a minute
+    assert sum(40 <= n <= 85 for n in lengths) >= 0.9 * len(lengths)
 
 
 def test_names_and_places_are_well_formed(world):
@@ -147,8 +148,10 @@ def test_majority_share_is_modest():
             assert 0.04 <= top / len(people) <= 0.12, (seed, top / len(people))
 
 
-def test_name_alone_does_not_reveal_place(world):
-    """Does guessing the place from the first name score no better than the majority baseline + 5 points?"""
+def test_name_alone_does_not_reveal_place():
+    """Does guessing the place from the first name score no better than the majority baseline + 3 points?"""
+    # a large world, so that chance agreement on a small dev set does not decide the test
+    world = generate_world(0, WorldConfig(n_train=6000, n_dev=3000, n_test=10))
     train, dev = world.split("train"), world.split("dev")
     majority = Counter(p.birth_place for p in train).most_common(1)[0][0]
     by_first: dict[str, Counter] = {}
@@ -157,7 +160,7 @@ def test_name_alone_does_not_reveal_place(world):
     guess = {first: c.most_common(1)[0][0] for first, c in by_first.items()}
     baseline = sum(p.birth_place == majority for p in dev) / len(dev)
     by_name = sum(guess.get(p.first_name, majority) == p.birth_place for p in dev) / len(dev)
-    assert by_name <= baseline + 0.05, (by_name, baseline)
+    assert by_name <= baseline + 0.03, (by_name, baseline)
 
 
 def test_each_biography_names_another_place(world):

@@ -87,3 +87,30 @@ def test_unknown_event_is_refused():
     trainer = Trainer(GPT(GPTConfig(8, 8, n_layer=1, n_head=2, n_embd=8)), Memorise(), None, TrainerConfig())
     with pytest.raises(ValueError, match="on_batch_end"):
         trainer.add_callback("on_step", lambda t: None)
+
+
+def test_length_buckets_group_similar_lengths():
+    """Do bucketed batches hold every example once, grouped by length, each trimmed?"""
+    from course_lib.trainer import bucket_batches
+
+    torch.manual_seed(0)
+    batch = []
+    for n in [3, 12, 4, 11, 5, 10, 6, 9]:
+        x = torch.zeros(15, dtype=torch.long)
+        x[:n] = 2
+        batch.append((x, x.clone()))
+    groups = bucket_batches(batch, n_buckets=2, trim=True)
+    assert sorted(g[0].size(1) for g in groups) == [6, 12]
+    assert sum(g[0].size(0) for g in groups) == 8 and all(g[2] == 15 for g in groups)
+
+
+def test_callback_can_stop_training():
+    """Does setting should_stop in a callback end training after that step?"""
+    trainer = Trainer(GPT(GPTConfig(8, 8, n_layer=1, n_head=2, n_embd=8)), Memorise(), None,
+                      TrainerConfig(max_epochs=5, batch_size=4, progress=False))
+
+    def stop_at_three(t):
+        t.should_stop = t.step >= 3
+
+    trainer.add_callback("on_batch_end", stop_at_three)
+    assert len(trainer.train()) == 3

@@ -34,8 +34,8 @@ def test_definitions_load_and_training_cells_are_skipped(tmp_path):
 
 def test_later_notebooks_see_and_override_earlier_ones(tmp_path):
     """Do several notebooks load into one namespace in order?"""
-    a = _write(tmp_path / "01_a.ipynb", [new_code_cell("x = 1\ndef f():\n    return x")])
-    b = _write(tmp_path / "02_b.ipynb", [new_code_cell("x = 2")])
+    _write(tmp_path / "01_a.ipynb", [new_code_cell("x = 1\ndef f():\n    return x")])
+    _write(tmp_path / "02_b.ipynb", [new_code_cell("x = 2")])
     module = load_notebooks(notebook_paths(tmp_path))
     assert module.f() == 2
 
@@ -68,3 +68,10 @@ def test_solution_notebooks_define_every_graded_part(reference):
     for name in ("CharCorruptionDataset", "SynthesizerAttention", "initialize_vanilla_model",
                  "initialize_synthesizer_model", "finetune", "pretrain", "train"):
         assert hasattr(reference, name), name
+
+
+def test_unwritten_answer_cells_are_skipped(tmp_path):
+    """Does a top-level cell that raises NotImplementedError leave the rest of the notebook loadable?"""
+    path = _write(tmp_path / "nb.ipynb", [new_code_cell("raise NotImplementedError()"), new_code_cell("y = 3")])
+    module = load_notebook(path)
+    assert module.y == 3 and module.__not_written__ == ["nb.ipynb cell 0"]

@@ -59,3 +59,8 @@ def test_kv_cache_decoding_equals_plain_decoding():
     cached = greedy_decode(model, prompts, steps=24, use_cache=True)
     plain = greedy_decode(model, prompts, steps=24, use_cache=False)
     assert all(torch.equal(a, b) for a, b in zip(cached, plain))
+
+
+def test_line_breaks_in_a_prediction_become_spaces():
+    """Does a predicted line break stay on one line of the predictions file?"""
+    assert extract_prediction(f"Q?{MASK_CHAR}New\nYork{MASK_CHAR}") == "New York"

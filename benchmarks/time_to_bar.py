@@ -1,0 +1,111 @@
+"""Dev accuracy against wall time: pretrain for a budget, then finetune + evaluate snapshots.
+
+    python benchmarks/time_to_bar.py --preset cpu --data-dir ../shared/data/cs224n_a5 \
+        --minutes 24 --marks 8,16,24 --out outputs/time_to_bar
+
+Pretraining runs once, saving params at each mark (minutes of pretraining wall
+time). Each snapshot is then finetuned with the preset's finetune-with-pretrain
+settings and scored on dev; the x axis is pretraining minutes + that snapshot's
+finetuning minutes. Writes results.csv and accuracy_vs_time.png into --out.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import shutil
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from course_lib.checkpoint import save_params  # noqa: E402
+from course_lib.evaluation import baseline_accuracy  # noqa: E402
+from course_lib.presets import get_preset  # noqa: E402
+from course_lib.runs import DEV, TRAIN, run  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="cpu")
+    parser.add_argument("--variant", default="vanilla", choices=["vanilla", "synthesizer"])
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
+    parser.add_argument("--minutes", type=float, default=24.0, help="pretraining budget")
+    parser.add_argument("--marks", default="8,16,24", help="minutes of pretraining at which to snapshot")
+    parser.add_argument("--out", default=str(REPO / "outputs" / "time_to_bar"))
+    parser.add_argument("--notebooks", default=str(REPO / "solutions" / "a5"))
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    marks = sorted(float(m) for m in args.marks.split(","))
+    preset = get_preset(args.preset)
+    variant = args.variant
+
+    # pretraining stops at the budget; snapshots at the marks
+    state = {"start": None, "next": 0}
+
+    def snapshot(trainer):
+        if state["start"] is None:
+            state["start"] = time.perf_counter()
+        minutes = (time.perf_counter() - state["start"]) / 60
+        while state["next"] < len(marks) and minutes >= marks[state["next"]]:
+            save_params(trainer.model, out / f"pretrain_{marks[state['next']]:g}min.params")
+            state["next"] += 1
+        if minutes >= args.minutes:
+            trainer.should_stop = True
+
+    from course_lib import runs as runs_module
+
+    original_trainer_from = runs_module._trainer_from
+
+    def with_snapshots(result, what):
+        trainer = original_trainer_from(result, what)
+        if what == "pretrain":
+            trainer.add_callback("on_batch_end", snapshot)
+        return trainer
+
+    runs_module._trainer_from = with_snapshots
+    pretrain = run(f"{variant}_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=out)
+    runs_module._trainer_from = original_trainer_from
+    print(f"pretraining: {pretrain.seconds / 60:.1f} min, {len(pretrain.history)} steps", flush=True)
+
+    place, base = baseline_accuracy(Path(args.data_dir) / TRAIN, Path(args.data_dir) / DEV)
+    rows = []
+    for mark in marks:
+        params = out / f"pretrain_{mark:g}min.params"
+        if not params.is_file():
+            continue
+        shutil.copy(params, out / f"{variant}.pretrain.params")
+        ft = run(f"{variant}_finetune_with_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=out)
+        dev = run(f"{variant}_eval_dev_with_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=out)
+        total = mark + (ft.seconds + dev.seconds) / 60
+        rows.append(dict(preset=args.preset, variant=variant, pretrain_minutes=mark, total_minutes=round(total, 2),
+                         dev_accuracy=dev.accuracy))
+        print(f"{mark:g} min pretraining -> {total:.1f} min total: dev {100 * dev.accuracy:.1f}% "
+              f"(baseline {place} {100 * base:.1f}%)", flush=True)
+    with open(out / "results.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot([r["total_minutes"] for r in rows], [100 * r["dev_accuracy"] for r in rows], "o-", label=args.preset)
+    ax.axhline(100 * base, color="k", linestyle="--", label=f"always {place}")
+    ax.axhline(10, color="r", linestyle=":", label="pass bar 10%")
+    ax.set_xlabel("wall minutes (pretrain + finetune + eval)")
+    ax.set_ylabel("dev accuracy (%)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "accuracy_vs_time.png", dpi=120)
+    print(f"wrote {out / 'results.csv'} and {out / 'accuracy_vs_time.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+
+import pytest
+
+from course_lib.presets import PRESETS, get_preset
+from course_lib.runs import apply_overrides, model_config
+from course_lib.trainer import TrainerConfig
+
+
+def test_gpu_preset_is_exactly_the_handout():
+    """Does the gpu preset change nothing: the SPEC model and the student's hyperparameters as returned?"""
+    gpu = get_preset("gpu")
+    assert gpu.block_size == 128 and gpu.model == {}
+    assert gpu.pretrain == {} and gpu.finetune_with_pretrain == {} and gpu.finetune_without_pretrain == {}
+    config = model_config(gpu, 256)
+    assert (config.n_layer, config.n_head, config.n_embd, config.attn_pdrop) == (4, 8, 256, 0.1)
+
+
+def test_every_preset_builds_valid_configs():
+    """Does every preset give a valid GPTConfig and TrainerConfigs for all three stages?"""
+    for preset in PRESETS.values():
+        model_config(preset, 70)
+        for stage in (preset.pretrain, preset.finetune_without_pretrain, preset.finetune_with_pretrain):
+            apply_overrides(TrainerConfig(lr_decay=True, warmup_tokens=10, final_tokens=10**9), stage, 500,
+                            preset.block_size)
+
+
+def test_auto_final_tokens_ends_the_cosine_with_the_run():
+    """Does final_tokens="auto" put the 10% floor at the run's last step?"""
+    config = apply_overrides(TrainerConfig(lr_decay=True, warmup_tokens=10, final_tokens=10**9),
+                             dict(max_epochs=3, batch_size=16, final_tokens="auto"), n_examples=100, block_size=64)
+    assert config.final_tokens == 3 * 7 * 16 * 63
+
+
+def test_unknown_preset_lists_the_choices():
+    """Does an unknown preset name list the valid ones?"""
+    with pytest.raises(ValueError, match="cpu"):
+        get_preset("tpu")
+
+
+def test_gpu_fast_changes_only_how_steps_are_computed():
+    """Does gpu-fast keep every graded hyperparameter and switch on only the fast paths?"""
+    fast = get_preset("gpu-fast")
+    assert fast.model == {} and fast.block_size == 128
+    for stage in (fast.pretrain, fast.finetune_with_pretrain, fast.finetune_without_pretrain):
+        assert set(stage) == {"fused_adamw", "autocast_bf16", "trim_padding"}
