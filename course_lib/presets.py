@@ -54,9 +54,9 @@ PRESETS: dict[str, Preset] = {
             name="cpu",
             description="scaled to train on a 2-core laptop CPU in minutes",
             model=_CPU_MODEL,
-            pretrain=dict(_CPU_COMMON, max_epochs=220, learning_rate=2e-3, warmup_tokens=20_000),
+            pretrain=dict(_CPU_COMMON, max_epochs=300, learning_rate=2e-3, warmup_tokens=20_000),
             finetune_without_pretrain=dict(_CPU_COMMON, max_epochs=20, learning_rate=6e-4, warmup_tokens=2_000),
-            finetune_with_pretrain=dict(_CPU_COMMON, max_epochs=8, learning_rate=3e-4, warmup_tokens=2_000),
+            finetune_with_pretrain=dict(_CPU_COMMON, max_epochs=12, learning_rate=2e-4, warmup_tokens=2_000),
         ),
         Preset(
             name="smoke",

@@ -199,6 +199,7 @@ def run(name: str, notebooks, preset: str | Preset = "cpu", data_dir: str | Path
             overrides = preset.finetune_with_pretrain if reads else preset.finetune_without_pretrain
         trainer.config = apply_overrides(trainer.config, {**common, **overrides}, len(trainer.train_dataset),
                                          preset.block_size)
+        (out_dir / spec.writes).unlink(missing_ok=True)  # so a stale file cannot pass for this run's
         parts.train(model, str(out_dir / spec.writes), trainer)
         if not (out_dir / spec.writes).is_file():
             raise RunError(f"train() did not write {out_dir / spec.writes}")
