@@ -59,6 +59,14 @@ PRESETS: dict[str, Preset] = {
             finetune_with_pretrain=dict(_CPU_COMMON, max_epochs=12, learning_rate=2e-4, warmup_tokens=2_000),
         ),
         Preset(
+            name="cpu-original",
+            description="the cpu recipe with epochs sized for the original 2,938-document corpus (~30 min on 2 cores)",
+            model=_CPU_MODEL,
+            pretrain=dict(_CPU_COMMON, max_epochs=150, learning_rate=2e-3, warmup_tokens=20_000),
+            finetune_without_pretrain=dict(_CPU_COMMON, max_epochs=20, learning_rate=6e-4, warmup_tokens=2_000),
+            finetune_with_pretrain=dict(_CPU_COMMON, max_epochs=12, learning_rate=2e-4, warmup_tokens=2_000),
+        ),
+        Preset(
             name="smoke",
             description="seconds: a tiny model and a few steps, for tests",
             block_size=64,
