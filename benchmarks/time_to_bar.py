@@ -69,10 +69,15 @@ def main(argv=None) -> int:
     pretrain = run(f"{variant}_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=out)
     runs_module._trainer_from = original_trainer_from
     print(f"pretraining: {pretrain.seconds / 60:.1f} min, {len(pretrain.history)} steps", flush=True)
+    # the end of pretraining is a snapshot too (when the epochs ran out before the budget)
+    end = round(pretrain.seconds / 60, 1)
+    if end not in marks:
+        shutil.copy(out / f"{variant}.pretrain.params", out / f"pretrain_{end:g}min.params")
+        marks.append(end)
 
     place, base = baseline_accuracy(Path(args.data_dir) / TRAIN, Path(args.data_dir) / DEV)
     rows = []
-    for mark in marks:
+    for mark in sorted(marks):
         params = out / f"pretrain_{mark:g}min.params"
         if not params.is_file():
             continue

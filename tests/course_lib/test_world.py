@@ -210,3 +210,12 @@ def test_questions_use_only_characters_of_the_wiki(tmp_path):
     for name in ("birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv"):
         text = (tmp_path / name).read_text(encoding="utf-8").replace("\t", "").replace("\n", "")
         assert set(text) <= wiki_chars, set(text) - wiki_chars
+
+
+def test_second_sentences_when_asked_for():
+    """With second_place_prob=1, do most biographies that fit add a second sentence naming a further place?"""
+    world = generate_world(0, WorldConfig(n_train=40, n_dev=10, n_test=10, second_place_prob=1.0))
+    with_second = [p for p in world.people if len(p.other_places) == 2]
+    assert len(with_second) >= 0.5 * len(world.people)  # the rest would pass the length limit
+    for p in with_second:
+        assert len(p.biography) <= MAX_BIO_CHARS and all(_has_word(p.biography, q) for q in p.other_places)
