@@ -40,9 +40,14 @@ def run_or_load(name: str, parts) -> RunResult | None:
         if not log.is_file():
             print(f"{name}: no saved run output at {log}; skipped while grading")
             return None
-        saved = json.loads(log.read_text(encoding="utf-8"))
-        saved.pop("accuracy", None)
-        return RunResult(**saved)
+        # only for display: grades of the runs come from the grader's own scoring of the files
+        try:
+            saved = json.loads(log.read_text(encoding="utf-8"))
+            saved.pop("accuracy", None)
+            return RunResult(**saved)
+        except (ValueError, TypeError) as err:
+            print(f"{name}: the saved run output {log} is unreadable ({err}); skipped while grading")
+            return None
     return run(name, parts, preset=PRESET, data_dir=ensure_data(), out_dir=OUT_DIR)
 
 

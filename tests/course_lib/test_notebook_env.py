@@ -41,3 +41,10 @@ def test_needs_turns_only_not_implemented_into_a_reminder(capsys):
     with pytest.raises(ValueError):
         with notebook_env.needs("the thing"):
             raise ValueError("real bug")
+
+
+def test_corrupt_saved_output_is_skipped_not_fatal(grading_env, tmp_path, capsys):
+    """Does an unreadable saved run log make the training cell skip with a message instead of crashing?"""
+    (tmp_path / "vanilla_pretrain.json").write_text("{not json")
+    assert grading_env.run_or_load("vanilla_pretrain", parts={}) is None
+    assert "unreadable" in capsys.readouterr().out
