@@ -31,6 +31,8 @@ class Preset:
 # far fewer epochs than large ones (see the performance notes in the README).
 _CPU_MODEL = dict(n_layer=2, n_head=4, n_embd=128, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
 _CPU_COMMON = dict(num_workers=0, shuffle=True, trim_padding=True, final_tokens="auto", batch_size=16)
+_CPU_FINETUNE_FROM_SCRATCH = dict(_CPU_COMMON, max_epochs=20, learning_rate=6e-4, warmup_tokens=2_000)
+_CPU_FINETUNE_PRETRAINED = dict(_CPU_COMMON, max_epochs=12, learning_rate=2e-4, warmup_tokens=2_000)
 
 # gpu-fast: the same hyperparameters as gpu; only how each step is computed changes
 # (SDPA attention is the default everywhere; fused AdamW needs CUDA and is ignored elsewhere)
@@ -55,16 +57,16 @@ PRESETS: dict[str, Preset] = {
             description="scaled to train on a 2-core laptop CPU in minutes",
             model=_CPU_MODEL,
             pretrain=dict(_CPU_COMMON, max_epochs=300, learning_rate=2e-3, warmup_tokens=20_000),
-            finetune_without_pretrain=dict(_CPU_COMMON, max_epochs=20, learning_rate=6e-4, warmup_tokens=2_000),
-            finetune_with_pretrain=dict(_CPU_COMMON, max_epochs=12, learning_rate=2e-4, warmup_tokens=2_000),
+            finetune_without_pretrain=_CPU_FINETUNE_FROM_SCRATCH,
+            finetune_with_pretrain=_CPU_FINETUNE_PRETRAINED,
         ),
         Preset(
             name="cpu-original",
             description="the cpu recipe with epochs sized for the original 2,938-document corpus (~30 min on 2 cores)",
             model=_CPU_MODEL,
             pretrain=dict(_CPU_COMMON, max_epochs=150, learning_rate=2e-3, warmup_tokens=20_000),
-            finetune_without_pretrain=dict(_CPU_COMMON, max_epochs=20, learning_rate=6e-4, warmup_tokens=2_000),
-            finetune_with_pretrain=dict(_CPU_COMMON, max_epochs=12, learning_rate=2e-4, warmup_tokens=2_000),
+            finetune_without_pretrain=_CPU_FINETUNE_FROM_SCRATCH,
+            finetune_with_pretrain=_CPU_FINETUNE_PRETRAINED,
         ),
         Preset(
             name="smoke",
