@@ -79,6 +79,12 @@ def lr_multiplier(tokens: int, config: TrainerConfig) -> float:
     return max(0.1, 0.5 * (1.0 + math.cos(math.pi * progress)))
 
 
+def _used_width(used: torch.Tensor) -> int:
+    """1 + the last column where any row is not padding (at least 1); ``used`` is (T,) or (B, T) bool."""
+    columns = (used if used.dim() == 1 else used.any(dim=0)).nonzero()
+    return int(columns[-1]) + 1 if len(columns) else 1
+
+
 def trim_collate(batch: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Stack (x, y) pairs and cut the trailing columns where every x and y is PAD (0).
 
@@ -89,8 +95,7 @@ def trim_collate(batch: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.
     x = torch.stack([b[0] for b in batch])  # (B, T)
     y = torch.stack([b[1] for b in batch])  # (B, T)
     width = x.size(1)
-    used = ((x != 0) | (y != 0)).any(dim=0).nonzero()
-    keep = int(used[-1]) + 1 if len(used) else 1
+    keep = _used_width((x != 0) | (y != 0))
     return x[:, :keep], y[:, :keep], width
 
 
@@ -100,8 +105,7 @@ def bucket_batches(batch: list[tuple[torch.Tensor, torch.Tensor]], n_buckets: in
     Examples of similar length end up together, so trimming removes most padding.
     The order of the resulting batches is shuffled so short and long ones alternate.
     """
-    lengths = [int(((x != 0) | (y != 0)).nonzero().max()) + 1 if bool(((x != 0) | (y != 0)).any()) else 1
-               for x, y in batch]
+    lengths = [_used_width((x != 0) | (y != 0)) for x, y in batch]
     order = sorted(range(len(batch)), key=lengths.__getitem__)
     size = math.ceil(len(batch) / n_buckets)
     groups = [[batch[i] for i in order[k:k + size]] for k in range(0, len(order), size)]
