@@ -1,4 +1,6 @@
 """nbgrader configuration: solutions/ is the source, notebooks/ the student release."""
+from autograder.nbgrader_setup import configure_grading
+
 c = get_config()  # noqa: F821 (provided by nbgrader)
 
 c.CourseDirectory.course_id = "attention-course"
@@ -14,5 +16,6 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # the release never carries outputs (they could hold solution text)
 c.ClearOutput.enabled = True
+# validate and autograde run in the memory-limited, unprivileged grading kernel;
 # nbgrader's default per-cell timeout is 30 s; training cells load saved outputs while grading
-c.Execute.timeout = 120
+configure_grading(c, timeout=120)

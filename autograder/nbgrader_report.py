@@ -1,0 +1,131 @@
+"""Why each student lost points in an nbgrader autograde: one readable row per graded cell short of full marks.
+
+    python -m autograder report COURSE_DIR --assignment a5 --out DIR
+
+Scores come from the gradebook nbgrader wrote; reasons come from the error each
+failing test cell left in the autograded notebook (or from why a notebook or
+cell is missing). Nothing a submission printed counts: a cell's score is
+nbgrader's, decided by whether the restored test cell raised.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+# nbgrader interrupts a cell past its timeout: the cell then shows KeyboardInterrupt or CellTimeoutError
+TIMEOUT_ERRORS = {"CellTimeoutError", "TimeoutError", "KeyboardInterrupt"}
+
+
+@dataclass
+class CellReason:
+    """One graded cell of one student's notebook that did not get full marks."""
+
+    student: str  # nbgrader student id
+    notebook: str  # notebook name without .ipynb
+    cell: str  # nbgrader grade_id, or "*" for the whole notebook
+    score: float  # points given
+    max_score: float  # points available
+    reason: str  # what a student or instructor reads
+
+
+def _read(path: Path):
+    try:
+        return nbformat.read(path, as_version=4), None
+    except FileNotFoundError:
+        return None, "not in the submission"
+    except Exception as err:  # nbformat raises several kinds for bad JSON or schema
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return None, f"could not be read as a notebook ({type(err).__name__}: {first[:160]})"
+
+
+def _cell_error(cell) -> str | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            if output.get("ename") in TIMEOUT_ERRORS:
+                return "ran past the time limit and was interrupted"
+            value = (output.get("evalue") or "").strip().splitlines()
+            return f"{output.get('ename')}: {value[0][:200] if value else ''}".rstrip(": ")
+    return None
+
+
+def _first_error_before(notebook, grade_id: str) -> str | None:
+    """The first error in an answer or ordinary cell above the test cell: usually the real cause."""
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") == grade_id:
+            return None
+        if not meta.get("grade"):
+            error = _cell_error(cell)
+            if error:
+                return error
+    return None
+
+
+def explain(course_dir: str | Path, assignment: str, db_url: str | None = None) -> tuple[dict[str, float], list[CellReason]]:
+    """Total score per student and a reason per graded cell short of full marks."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    course_dir = Path(course_dir)
+    db_url = db_url or f"sqlite:///{course_dir / 'gradebook.db'}"
+    totals: dict[str, float] = {}
+    reasons: list[CellReason] = []
+    with Gradebook(db_url) as gb:
+        master = gb.find_assignment(assignment)
+        for student in sorted(s.id for s in gb.students):
+            try:
+                submission = gb.find_submission(assignment, student)
+            except MissingEntry:
+                totals[student] = 0.0
+                reasons.append(CellReason(student, "*", "*", 0.0, master.max_score, "no submission was autograded"))
+                continue
+            totals[student] = submission.score
+            for nb in master.notebooks:
+                autograded, _ = _read(course_dir / "autograded" / student / assignment / f"{nb.name}.ipynb")
+                _, submitted_problem = _read(course_dir / "submitted" / student / assignment / f"{nb.name}.ipynb")
+                try:
+                    grades = {g.name: g for g in gb.find_submission_notebook(nb.name, assignment, student).grades}
+                except MissingEntry:
+                    grades = {}
+                cells = {} if autograded is None else {
+                    c.metadata.get("nbgrader", {}).get("grade_id"): c for c in autograded.cells}
+                for cell in nb.grade_cells:
+                    grade = grades.get(cell.name)
+                    score = grade.score if grade is not None else 0.0
+                    if score >= cell.max_score:
+                        continue
+                    if submitted_problem:
+                        why = f"notebook {submitted_problem}"
+                    elif cell.name not in cells:
+                        why = "this test cell was deleted from the submission, so it could not run"
+                    elif grade is not None and grade.needs_manual_grade:
+                        why = "waits for manual grading"
+                    else:
+                        why = _cell_error(cells[cell.name]) or "the test did not pass"
+                        earlier = _first_error_before(autograded, cell.name)
+                        if earlier:
+                            why += f" (an earlier cell failed first: {earlier})"
+                    reasons.append(CellReason(student, nb.name, cell.name, score, cell.max_score, why))
+    return totals, reasons
+
+
+def write_report(reasons: list[CellReason], path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["student_id", "notebook", "cell", "score", "max_score", "reason"])
+        for r in reasons:
+            writer.writerow([r.student, r.notebook, r.cell, f"{r.score:g}", f"{r.max_score:g}", r.reason])
+    return path
+
+
+def summary(totals: dict[str, float], reasons: list[CellReason]) -> str:
+    lines = [f"{'student':<22}{'score':>8}  first lost points"]
+    for student, total in totals.items():
+        first = next((r for r in reasons if r.student == student), None)
+        note = f"{first.notebook}/{first.cell}: {first.reason}"[:80] if first else "full marks"
+        lines.append(f"{student:<22}{total:>8g}  {note}")
+    return "\n".join(lines)

@@ -1,0 +1,32 @@
+"""nbgrader settings shared by the course's nbgrader_config.py and the autograde tests.
+
+    from autograder.nbgrader_setup import configure_grading
+    configure_grading(c, timeout=120)
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+KERNEL_NAME = "course-grading"  # autograder/jupyter/kernels/<this>/kernel.json
+KERNELS_ROOT = Path(__file__).resolve().parent / "jupyter"
+
+
+def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds: int = 1800,
+                      hidden_paths: list[str | Path] = (), readable_paths: list[str | Path] = ()) -> None:
+    """Execute every notebook (validate, autograde) in the confined grading kernel.
+
+    ``hidden_paths`` are out of the notebook code's sight (grader-only answers,
+    the gradebook, submitted/ and source/ folders); ``readable_paths`` are data
+    folders it needs besides the course code and its own folder.
+    """
+    paths = [str(KERNELS_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(dict.fromkeys(paths))
+    # the kernel reads its limits from the environment it inherits
+    os.environ["GRADING_MEMORY_MB"] = str(memory_mb)
+    os.environ["GRADING_CPU_SECONDS"] = str(cpu_seconds)
+    os.environ["GRADING_HIDDEN_PATHS"] = os.pathsep.join(str(Path(p).resolve()) for p in hidden_paths)
+    os.environ["GRADING_READABLE_PATHS"] = os.pathsep.join(str(Path(p).resolve()) for p in readable_paths)
+    c.Execute.kernel_name = KERNEL_NAME
+    c.Execute.timeout = timeout  # seconds per cell; a cell past it is interrupted and scores zero
+    c.Execute.interrupt_on_timeout = True

@@ -1,0 +1,207 @@
+"""nbgrader end to end in a temporary course: generate, submit honest and hostile work, autograde in one batch, export.
+
+The course holds two notebooks of the series (02 glue, 03 span corruption:
+27 points); the hostile submissions carry only notebook 03, to keep the
+batch inside the suite's time budget.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.nbgrader_report import explain
+
+REPO = Path(__file__).resolve().parents[2]
+NB02, NB03 = "02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb"
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+CELL_TIMEOUT = 15  # seconds: the hanging submission waits this long once
+MEMORY_MB = 3000
+
+EXPECTED = {  # student -> total autograded score (of 27)
+    "reference": 27, "blank": 0, "partial": 20, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
+    "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "reads_answers": 20, "corrupt_json": 0,
+}
+if ROOT:  # without confinement this one could kill the grader itself
+    EXPECTED["tampers"] = 0
+
+
+def _cell(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
+    """student -> {notebook name: notebook, or raw text for a corrupt file}"""
+    solutions = {n: nbformat.read(REPO / "solutions" / "a5" / n, as_version=4) for n in (NB02, NB03)}
+
+    def release(name):
+        return nbformat.read(course / "release" / "a5" / name, as_version=4)
+
+    def filled(name):  # the release with the reference answers typed in
+        nb = release(name)
+        for c in nb.cells:
+            meta = c.metadata.get("nbgrader", {})
+            if meta.get("solution"):
+                c.source = _cell(solutions[name], meta["grade_id"]).source
+        return nb
+
+    def span(prefix="", replace=None):
+        nb = filled(NB03)
+        answer = _cell(nb, "03-span-corruption")
+        answer.source = replace if replace is not None else prefix + answer.source
+        return nb
+
+    edited = release(NB03)
+    _cell(edited, "03-span-public").source = "pass  # test removed"
+    _cell(edited, "03-span-hidden").source = "print('all tests passed')"
+    deleted = filled(NB03)
+    deleted.cells = [c for c in deleted.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "03-span-hidden"]
+    fake = release(NB03)
+    fake.cells.append(nbformat.v4.new_code_cell('print("All tests passed! Score: 20/20")'))
+    for c in fake.cells:  # outputs claiming success, and points changed in the metadata
+        if c.metadata.get("nbgrader", {}).get("grade"):
+            c.outputs = [nbformat.v4.new_output("stream", name="stdout", text="All tests passed!\n")]
+            c.metadata["nbgrader"]["points"] = 1000
+    reader = filled(NB03)
+    reader.cells.insert(1, nbformat.v4.new_code_cell(
+        f"try:\n    leaked = open({str(answers)!r}).read()\n    print('LEAKED', leaked[:300])\n"
+        "except OSError as err:\n    print('answers not readable:', type(err).__name__)"))
+    subs = {
+        "reference": {NB02: filled(NB02), NB03: filled(NB03)},
+        "blank": {NB02: release(NB02), NB03: release(NB03)},
+        "partial": {NB02: release(NB02), NB03: filled(NB03)},
+        "edits_test_cell": {NB03: edited},
+        "deletes_test_cell": {NB03: deleted},
+        "hangs": {NB03: span("import time\nwhile True:\n    time.sleep(0.05)\n")},
+        "memory_hog": {NB03: span("hog = []\nwhile True:\n    hog.append(bytearray(2**26))\n")},
+        "syntax_error": {NB03: span(replace="class CharCorruptionDataset(:\n    pass\n")},
+        "fake_success": {NB03: fake},
+        "reads_answers": {NB03: reader},
+        "corrupt_json": {NB03: '{"cells": [ this is not JSON'},
+    }
+    if "tampers" in EXPECTED:
+        tamper = release(NB03)
+        tamper.cells.insert(1, nbformat.v4.new_code_cell(
+            "import os, signal\n"
+            f"for path in [{str(course / 'gradebook.db')!r}, {str(course / 'submitted' / 'blank' / 'a5' / NB03)!r},\n"
+            f"             {str(course / 'autograded' / 'reference' / 'a5' / NB02)!r}]:\n"
+            "    try:\n        open(path, 'w').write('overwritten')\n    except OSError as err:\n"
+            "        print('cannot write', path, type(err).__name__)\n"
+            "try:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept OSError as err:\n"
+            "    print('cannot kill the grader:', type(err).__name__)"))
+        subs["tampers"] = {NB03: tamper}
+    return subs
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory, world_dir):
+    """A course after generate_assignment, submission, one autograde batch and a CSV export."""
+    course = tmp_path_factory.mktemp("nbgrader") / "course"
+    (course / "source" / "a5").mkdir(parents=True)
+    for name in (NB02, NB03):
+        shutil.copy(REPO / "solutions" / "a5" / name, course / "source" / "a5" / name)
+    grader_only = course / "grader_only"  # the test-set answers live only here, private to the grader
+    grader_only.mkdir(mode=0o700)
+    answers = shutil.copy(world_dir / "birth_test.tsv", grader_only / "birth_test.tsv")
+    os.chmod(answers, 0o600)
+    hidden = [grader_only, course / "gradebook.db", course / "submitted", course / "source"]
+    (course / "nbgrader_config.py").write_text(
+        "from autograder.nbgrader_setup import configure_grading\n"
+        "c = get_config()\n"
+        "c.CourseDirectory.course_id = 'autograde-test'\n"
+        f"c.CourseDirectory.db_url = 'sqlite:///{course / 'gradebook.db'}'\n"
+        f"configure_grading(c, timeout={CELL_TIMEOUT}, memory_mb={MEMORY_MB}, hidden_paths={[str(p) for p in hidden]!r})\n")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+               COURSE_PRESET="smoke", COURSE_DATA_DIR=str(world_dir), COURSE_OUT_DIR=str(course / "no-run-outputs"))
+
+    def nbgrader(*args):
+        return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+                              capture_output=True, text=True, timeout=900)
+
+    generated = nbgrader("generate_assignment", "a5", "--force")
+    assert generated.returncode == 0, generated.stderr[-2000:]
+    for student, notebooks in _submissions(course, Path(answers)).items():
+        folder = course / "submitted" / student / "a5"
+        folder.mkdir(parents=True)
+        for name, nb in notebooks.items():
+            if isinstance(nb, str):
+                (folder / name).write_text(nb)
+            else:
+                nbformat.write(nb, folder / name)
+    autograde = nbgrader("autograde", "a5", "--force")
+    exported = nbgrader("export", "--to", str(course / "grades.csv"))
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    return dict(dir=course, autograde=autograde)
+
+
+def _export(course):
+    with open(course["dir"] / "grades.csv", newline="") as f:
+        return {row["student_id"]: row for row in csv.DictReader(f)}
+
+
+def _autograded_output(course, student, name=NB03) -> str:
+    nb = nbformat.read(course["dir"] / "autograded" / student / "a5" / name, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_batch_finishes_with_a_gradebook_row_per_student(course):
+    """Did the one autograde batch reach every student, with each in the exported CSV?"""
+    rows = _export(course)
+    assert set(rows) == set(EXPECTED), course["autograde"].stderr[-3000:]
+    for student in EXPECTED:
+        assert (course["dir"] / "autograded" / student / "a5").is_dir() or student == "corrupt_json"
+
+
+@pytest.mark.parametrize("student", sorted(EXPECTED))
+def test_each_submission_gets_its_expected_score(course, student):
+    """Does each honest or hostile submission get exactly the score its work earns, out of 27?"""
+    row = _export(course)[student]
+    assert float(row["max_score"]) == 27
+    assert float(row["score"]) == EXPECTED[student], _autograded_output(course, student)[-1500:]
+
+
+def test_every_lost_point_has_a_readable_reason(course):
+    """Does the report name why each student lost points, in words a student can act on?"""
+    totals, reasons = explain(course["dir"], "a5")
+    assert {s: round(t, 2) for s, t in totals.items()} == EXPECTED
+    by_student = {}
+    for r in reasons:
+        by_student.setdefault(r.student, []).append(r.reason)
+    assert not by_student.get("reference")
+    wanted = {  # student -> words its reasons must contain
+        "blank": "NotImplementedError", "partial": "NotImplementedError", "edits_test_cell": "not written yet",
+        "deletes_test_cell": "deleted", "hangs": "time limit", "memory_hog": "MemoryError",
+        "syntax_error": "SyntaxError", "fake_success": "not written yet", "reads_answers": "not in the submission",
+        "corrupt_json": "could not be read",
+    }
+    for student, words in wanted.items():
+        assert any(words in reason for reason in by_student[student]), (student, by_student[student])
+
+
+def test_printed_success_and_edited_points_do_not_count(course):
+    """Are the restored test cells, not the submission's own outputs or metadata, what scored it?"""
+    output = _autograded_output(course, "fake_success")
+    assert "All tests passed! Score: 20/20" in output  # it ran, and it did not matter
+    assert float(_export(course)["fake_success"]["max_score"]) == 27
+
+
+@pytest.mark.skipif(not ROOT, reason="confinement (hidden paths, unprivileged kernel) needs root on Linux")
+def test_test_answers_are_not_readable_by_submission_code(course):
+    """Does a notebook that opens the grader-only answers get an error instead of their contents?"""
+    output = _autograded_output(course, "reads_answers")
+    assert "answers not readable: PermissionError" in output
+    assert "LEAKED" not in output
+
+
+@pytest.mark.skipif(not ROOT, reason="confinement (hidden paths, unprivileged kernel) needs root on Linux")
+def test_submission_cannot_write_the_gradebook_or_kill_the_grader(course):
+    """Can a notebook overwrite the gradebook or another student's files, or kill nbgrader? (it must not)"""
+    output = _autograded_output(course, "tampers")
+    assert output.count("cannot write") == 3 and "cannot kill the grader" in output, output
+    assert nbformat.read(course["dir"] / "autograded" / "reference" / "a5" / NB02, as_version=4).cells
