@@ -134,6 +134,8 @@ def confine(hidden: list[str | Path] = (), readable: list[str | Path] = (), owne
     needed = sorted({Path(os.path.abspath(p)) for p in [*readable, *owned] if os.path.exists(p)})
     _expose(libc, needed, staging)
     hidden = sorted({Path(os.path.abspath(p)) for p in hidden if os.path.exists(p)})
+    # a path inside another hidden one is hidden with it
+    hidden = [p for p in hidden if not any(q != p and q in p.parents for q in hidden)]
     blank_file = scratch / "hidden"
     blank_file.touch(mode=0o000)
     for path in hidden:

@@ -1,19 +1,23 @@
-"""Jobs that run inside the sandbox on a submission's notebooks: ``python -m autograder.jobs JOB REQUEST ANSWER``."""
+"""Jobs that run inside the sandbox on a submission: ``python -m autograder.jobs JOB REQUEST ANSWER``.
+
+A job confines itself first (autograder.isolation), then loads the student's
+notebooks and reports what their code *produced* on the grader's inputs.
+It never reports a verdict: the grader judges the outputs in its own process.
+"""
 from __future__ import annotations
 
 import json
 import sys
 import traceback
 
-CHECKS = {  # check name -> (function path, graded names it takes)
-    "finetune_config": ("course_lib.checks:check_finetune_config", ("initialize_vanilla_model", "finetune")),
-    "finetune_after_pretraining": ("autograder.hidden_checks:check_finetune_after_pretraining",
-                                   ("initialize_vanilla_model", "finetune", "train")),
-    "pretrain_config": ("course_lib.checks:check_pretrain_config", ("pretrain",)),
-    "span_corruption_public": ("course_lib.checks:check_span_corruption_basic", ("CharCorruptionDataset",)),
-    "span_corruption_hidden": ("autograder.hidden_checks:check_span_corruption_hidden", ("CharCorruptionDataset",)),
-    "synthesizer_public": ("course_lib.checks:check_synthesizer_shapes", ("SynthesizerAttention",)),
-    "synthesizer_equivalence": ("autograder.hidden_checks:check_synthesizer_hidden", ("SynthesizerAttention",)),
+NEEDS = {  # check -> graded names it takes from the notebooks
+    "finetune_config": ("initialize_vanilla_model", "finetune"),
+    "finetune_after_pretraining": ("initialize_vanilla_model", "finetune", "train"),
+    "pretrain_config": ("pretrain",),
+    "span_corruption_public": ("CharCorruptionDataset",),
+    "span_corruption_hidden": ("CharCorruptionDataset",),
+    "synthesizer_public": ("SynthesizerAttention",),
+    "synthesizer_equivalence": ("SynthesizerAttention",),
 }
 
 
@@ -23,31 +27,69 @@ def _load(request):
     return load_notebooks(request["notebooks"], module_name="submission")
 
 
+def _plain(value):
+    """Tensors to nested lists, recursively, so the report is JSON."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"tensor": value.detach().cpu().double().tolist()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _probe(name: str, parts, request: dict, cases: dict, tmp: str):
+    from course_lib import checks as public
+
+    from . import hidden_checks as hidden
+
+    if name == "finetune_config":
+        report = public.finetune_setup(parts.initialize_vanilla_model, parts.finetune, None, tmp)
+        report.pop("model", None), report.pop("trainer", None)
+        return report
+    if name == "finetune_after_pretraining":
+        return hidden.finetune_after_pretraining_report(parts.initialize_vanilla_model, parts.finetune, parts.train,
+                                                        request["pretrained_params"], tmp)
+    if name == "pretrain_config":
+        return public.pretrain_setup(parts.pretrain)
+    if name == "span_corruption_public":
+        p = request["span_public"]
+        return public.sample_span_corruption(parts.CharCorruptionDataset, p["block_size"], p["samples"], p["seed"])
+    if name == "span_corruption_hidden":
+        return hidden.span_reports(parts.CharCorruptionDataset, request["span_hidden"])
+    if name == "synthesizer_public":
+        return hidden.synthesizer_outputs(parts.SynthesizerAttention, cases["synth_public"])
+    if name == "synthesizer_equivalence":
+        return hidden.synthesizer_outputs(parts.SynthesizerAttention, cases["synth"])
+    raise KeyError(name)
+
+
 def checks(request: dict) -> dict:
-    """Run each named check on the submission's graded parts: {name: [passed, message]}."""
-    import importlib
+    """Each named check's raw report on the submission, or the error its code raised: {name: {report|error}}."""
+    import tempfile
+
+    import torch
 
     try:
         parts = _load(request)
     except Exception as err:  # report, do not crash: every check gets the reason
-        return {name: [False, f"the notebooks could not be loaded: {err}"] for name in request["checks"]}
+        return {name: {"error": f"the notebooks could not be loaded: {err}"} for name in request["checks"]}
+    cases = torch.load(request["cases"], weights_only=True)
     results = {}
     for name in request["checks"]:
-        path, needs = CHECKS[name]
-        missing = [n for n in needs if not hasattr(parts, n)]
+        missing = [n for n in NEEDS[name] if not hasattr(parts, n)]
         if missing:
-            results[name] = [False, f"not defined in the notebooks: {', '.join(missing)}"]
+            results[name] = {"error": f"not defined in the notebooks: {', '.join(missing)}"}
             continue
-        module, func = path.split(":")
         try:
-            getattr(importlib.import_module(module), func)(*(getattr(parts, n) for n in needs))
-            results[name] = [True, "passed"]
+            with tempfile.TemporaryDirectory() as tmp:
+                results[name] = {"report": _plain(_probe(name, parts, request, cases, tmp))}
         except NotImplementedError:
-            results[name] = [False, "not written yet (NotImplementedError)"]
-        except AssertionError as err:
-            results[name] = [False, str(err) or "a check failed"]
+            results[name] = {"error": "not written yet (NotImplementedError)"}
         except Exception as err:
-            results[name] = [False, f"{type(err).__name__}: {err}"]
+            results[name] = {"error": f"{type(err).__name__}: {err}"}
     return results
 
 
@@ -72,9 +114,16 @@ def decode(request: dict) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    from .isolation import confine, limit_resources
+
     job, request_path, answer_path = argv
     with open(request_path, encoding="utf-8") as f:
         request = json.load(f)
+    limits = request.get("sandbox", {})
+    limit_resources(limits.get("memory_mb"), limits.get("cpu_seconds"))
+    status, _ = confine(hidden=limits.get("hidden", []), readable=limits.get("readable", []),
+                        owned=limits.get("owned", []))
+    print(f"sandbox: {status}", flush=True)
     try:
         answer = {"checks": checks, "decode": decode}[job](request)
     except Exception:

@@ -6,6 +6,7 @@ outside this package.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 import statistics
 
@@ -29,42 +30,59 @@ TOY_CORPUS = "\n".join(
 )
 
 
-def _toy_dataset(dataset_class, block_size: int, corpus: str = TOY_CORPUS):
-    dataset = dataset_class(corpus, block_size)
-    assert isinstance(dataset, CharCorruptionDatasetBase), "CharCorruptionDataset must subclass CharCorruptionDatasetBase"
-    return dataset
+def sample_span_corruption(dataset_class, block_size: int = 50, samples: int = 200, seed: int = 0,
+                           corpus: str = TOY_CORPUS) -> dict:
+    """What ``dataset_class`` produces on ``corpus``: raw token ids, judged by ``span_problems``.
 
-
-def span_corruption_problems(dataset_class, block_size: int = 50, samples: int = 200, seed: int = 0,
-                             corpus: str = TOY_CORPUS) -> list[str]:
-    """Every SPEC property of span corruption that samples of ``dataset_class`` break (empty: all hold)."""
+    The grader runs this half beside the student's code and judges the result
+    in a process of its own, so a submission cannot vouch for itself.
+    """
     random.seed(seed)
     torch.manual_seed(seed)
-    dataset = _toy_dataset(dataset_class, block_size, corpus)
+    dataset = dataset_class(corpus, block_size)
+    report = {"subclass": isinstance(dataset, CharCorruptionDatasetBase), "samples": [], "error": None}
     documents = corpus.split("\n")
-    upper = int(block_size * 7 / 8)
-    problems: list[str] = []
-    kept_fractions, mask_offsets, lengths = [], [], []
-
-    def fail(message: str) -> None:
-        if message not in problems:
-            problems.append(message)
-
     for n in range(samples):
         idx = n % len(documents)
         try:
             x, y = dataset[idx]
         except NotImplementedError:
-            return ["__getitem__ is not written yet"]
+            report["error"] = "__getitem__ is not written yet"
+            break
         if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
-            return [f"__getitem__ should return two tensors, got {type(x).__name__} and {type(y).__name__}"]
-        if x.dtype != torch.long or y.dtype != torch.long:
-            fail(f"x and y should be LongTensors (torch.long), got {x.dtype} and {y.dtype}")
-        if x.shape != (block_size - 1,) or y.shape != (block_size - 1,):
-            return [f"x and y should both have shape ({block_size - 1},), got {tuple(x.shape)} and {tuple(y.shape)}"]
-        if not torch.equal(x[1:], y[:-1]):
+            report["error"] = f"__getitem__ should return two tensors, got {type(x).__name__} and {type(y).__name__}"
+            break
+        report["samples"].append({"idx": idx, "x": x.tolist(), "y": y.tolist(), "dtypes": [str(x.dtype), str(y.dtype)]})
+    return report
+
+
+def span_problems(report: dict, block_size: int = 50, corpus: str = TOY_CORPUS) -> list[str]:
+    """Every SPEC property of span corruption that the sampled examples break (empty: all hold)."""
+    if not report.get("subclass"):
+        return ["CharCorruptionDataset must subclass CharCorruptionDatasetBase"]
+    if report.get("error"):
+        return [report["error"]]
+    vocab = CharCorruptionDatasetBase(corpus, block_size).vocab
+    documents = corpus.split("\n")
+    upper = int(block_size * 7 / 8)
+    problems: list[str] = []
+    kept_fractions, mask_offsets = [], []
+
+    def fail(message: str) -> None:
+        if message not in problems:
+            problems.append(message)
+
+    for sample in report["samples"]:
+        idx, x, y = sample["idx"], sample["x"], sample["y"]
+        if sample["dtypes"] != ["torch.int64", "torch.int64"]:
+            fail(f"x and y should be LongTensors (torch.long), got {sample['dtypes'][0]} and {sample['dtypes'][1]}")
+        if not (_flat_ints(x) and _flat_ints(y)) or len(x) != block_size - 1 or len(y) != block_size - 1:
+            return [f"x and y should both have shape ({block_size - 1},), got {_shape(x)} and {_shape(y)}"]
+        if any(not 0 <= t < len(vocab) for t in x + y):
+            return ["x and y should hold indices of the dataset's vocabulary (stoi)"]
+        if x[1:] != y[:-1]:
             fail("y should be x shifted left by one character (x[1:] == y[:-1])")
-        text = dataset.vocab.decode(x) + dataset.vocab.decode(y[-1:])
+        text = vocab.decode(torch.tensor(x)) + vocab.decode(torch.tensor(y[-1:]))
         body = text.rstrip(PAD_CHAR)
         if PAD_CHAR in body:
             fail("padding should appear only at the end of an example")
@@ -77,7 +95,6 @@ def span_corruption_problems(dataset_class, block_size: int = 50, samples: int =
         if not documents[idx].startswith(kept):
             fail("prefix + masked + suffix should be the start of the document, in order")
         length = len(kept)
-        lengths.append(length)
         if not 4 <= length <= upper:
             fail(f"the truncated document should keep between 4 and int(block_size * 7/8) = {upper} characters, kept {length}")
         # kept length relative to the most that could be kept: ~uniform when truncation is random
@@ -94,6 +111,24 @@ def span_corruption_problems(dataset_class, block_size: int = 50, samples: int =
         if statistics.pstdev(mask_offsets) == 0:
             fail("the masked span's length should be random")
     return problems
+
+
+def _flat_ints(values) -> bool:
+    return isinstance(values, list) and all(isinstance(v, int) for v in values)
+
+
+def _shape(values) -> tuple:
+    shape = []
+    while isinstance(values, list):
+        shape.append(len(values))
+        values = values[0] if values else None
+    return tuple(shape)
+
+
+def span_corruption_problems(dataset_class, block_size: int = 50, samples: int = 200, seed: int = 0,
+                             corpus: str = TOY_CORPUS) -> list[str]:
+    """Sample ``dataset_class`` and judge the samples in one go (the public check, in the student's kernel)."""
+    return span_problems(sample_span_corruption(dataset_class, block_size, samples, seed, corpus), block_size, corpus)
 
 
 def check_span_corruption_basic(dataset_class) -> None:
@@ -129,15 +164,58 @@ def check_synthesizer_shapes(attention_class) -> None:
     print("synthesizer: all public checks passed")
 
 
+# final_tokens the handout's formula gives for the toy corpus (200 * documents * block_size)
+TOY_FINAL_TOKENS = 200 * len(TOY_CORPUS.split("\n")) * 128
 FINETUNE_EXPECTED = dict(batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20, num_workers=4)
 PRETRAIN_EXPECTED = dict(max_epochs=650, batch_size=128, learning_rate=6e-3, lr_decay=True, warmup_tokens=512 * 20,
                          num_workers=4)
 
 
-def _compare(config, expected: dict, what: str) -> None:
-    assert isinstance(config, TrainerConfig), f"{what} should return a TrainerConfig first, got {type(config).__name__}"
-    wrong = [k for k, v in expected.items() if getattr(config, k) != v]
-    assert not wrong, f"{what}: these TrainerConfig fields differ from the handout: {', '.join(wrong)}"
+def describe_setup(result, dataset=None) -> dict:
+    """What pretrain()/finetune() returned, as plain values: judged by ``setup_problems``."""
+    report = {"pair": isinstance(result, tuple) and len(result) == 2, "returned": type(result).__name__}
+    if not report["pair"]:
+        return report
+    config, trainer = result
+    report["config"] = ({f.name: _plain(getattr(config, f.name)) for f in dataclasses.fields(TrainerConfig)}
+                        if isinstance(config, TrainerConfig) else None)
+    report["config_type"] = type(config).__name__
+    report["trainer_type"] = "Trainer" if isinstance(trainer, Trainer) else type(trainer).__name__
+    train_dataset = getattr(trainer, "train_dataset", None)
+    report["name_dataset"] = isinstance(train_dataset, NameDataset)
+    report["dataset_len"] = len(train_dataset) if hasattr(train_dataset, "__len__") else None
+    report["same_dataset"] = dataset is not None and train_dataset is dataset
+    return report
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value if isinstance(value, (int, float, str, bool, type(None))) \
+        else repr(value)
+
+
+def setup_problems(report: dict, what: str, expected: dict, final_tokens: int, dataset: str,
+                   dataset_len: int | None = None) -> list[str]:
+    """What is wrong with a described setup; ``dataset`` is "name" (a NameDataset) or "given" (the one passed in)."""
+    if not report.get("pair"):
+        return [f"{what} should return (TrainerConfig, Trainer), got {report.get('returned')}"]
+    config = report.get("config")
+    if config is None:
+        return [f"{what} should return a TrainerConfig first, got {report.get('config_type')}"]
+    problems = []
+    wrong = [k for k, v in expected.items() if config.get(k) != v]
+    if wrong:
+        problems.append(f"{what}: these TrainerConfig fields differ from the handout: {', '.join(wrong)}")
+    if config.get("final_tokens") != final_tokens:
+        problems.append(f"{what}: final_tokens is not what the handout gives")
+    if report.get("trainer_type") != "Trainer":
+        problems.append(f"{what} should return a Trainer second")
+    if dataset == "name" and not report.get("name_dataset"):
+        problems.append(f"{what} should train on a NameDataset of the finetuning file")
+    elif dataset == "name" and dataset_len is not None and report.get("dataset_len") != dataset_len:
+        problems.append("the NameDataset should read the file named by finetune_corpus_path")
+    if dataset == "given" and not report.get("same_dataset"):
+        problems.append(f"{what} should train on the pretraining dataset it is given")
+    return problems
 
 
 def _toy_world(tmp_dir) -> tuple[CharCorruptionDatasetBase, str]:
@@ -148,33 +226,47 @@ def _toy_world(tmp_dir) -> tuple[CharCorruptionDatasetBase, str]:
     return CharCorruptionDatasetBase(TOY_CORPUS, 128), str(path)
 
 
+def finetune_setup(initialize_vanilla_model, finetune, reading_params_path: str | None, tmp_dir) -> dict:
+    """Describe what finetune returns on a two-question toy world (see ``describe_setup``)."""
+    pretrain_dataset, train_path = _toy_world(tmp_dir)
+    mconf = GPTConfig(pretrain_dataset.vocab_size, 128, n_layer=1, n_head=2, n_embd=16)
+    model = initialize_vanilla_model(mconf)
+    if not isinstance(model, GPT):
+        return {"pair": False, "returned": f"initialize_vanilla_model returning {type(model).__name__} (expected a GPT)"}
+    result = finetune(reading_params_path, train_path, pretrain_dataset, 128, model)
+    report = describe_setup(result)
+    report["model"] = model
+    report["trainer"] = result[1] if report["pair"] else None
+    return report
+
+
+def finetune_problems(report: dict, pretrained: bool) -> list[str]:
+    what = "finetune after pretraining" if pretrained else "finetune without pretraining"
+    expected = dict(FINETUNE_EXPECTED, max_epochs=10 if pretrained else 75)
+    return setup_problems(report, what, expected, TOY_FINAL_TOKENS, "name", dataset_len=2)
+
+
 def check_finetune_config(initialize_vanilla_model, finetune) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        pretrain_dataset, train_path = _toy_world(tmp)
-        mconf = GPTConfig(pretrain_dataset.vocab_size, 128, n_layer=1, n_head=2, n_embd=16)
-        model = initialize_vanilla_model(mconf)
-        assert isinstance(model, GPT), f"initialize_vanilla_model should return a GPT, got {type(model).__name__}"
-        result = finetune(None, train_path, pretrain_dataset, 128, model)
-        assert isinstance(result, tuple) and len(result) == 2, "finetune should return (TrainerConfig, Trainer)"
-        config, trainer = result
-        _compare(config, dict(FINETUNE_EXPECTED, max_epochs=75), "finetune without pretraining")
-        assert config.final_tokens == 200 * len(pretrain_dataset) * 128, "finetune: final_tokens is not what the handout gives"
-        assert isinstance(trainer, Trainer), "finetune should return a Trainer second"
-        assert isinstance(trainer.train_dataset, NameDataset), "finetune should train on a NameDataset of the finetuning file"
-        assert len(trainer.train_dataset) == 2, "the NameDataset should read the file named by finetune_corpus_path"
+        problems = finetune_problems(finetune_setup(initialize_vanilla_model, finetune, None, tmp), pretrained=False)
+    assert not problems, "; ".join(problems)
     print("finetune (without pretraining): all public checks passed")
 
 
-def check_pretrain_config(pretrain) -> None:
+def pretrain_setup(pretrain) -> dict:
+    """Describe what pretrain returns for the toy corpus (see ``describe_setup``)."""
     pretrain_dataset = CharCorruptionDatasetBase(TOY_CORPUS, 128)
     model = GPT(GPTConfig(pretrain_dataset.vocab_size, 128, n_layer=1, n_head=2, n_embd=16))
-    result = pretrain(pretrain_dataset, 128, model)
-    assert isinstance(result, tuple) and len(result) == 2, "pretrain should return (TrainerConfig, Trainer)"
-    config, trainer = result
-    _compare(config, PRETRAIN_EXPECTED, "pretrain")
-    assert config.final_tokens == 200 * len(pretrain_dataset) * 128, "pretrain: final_tokens is not what the handout gives"
-    assert isinstance(trainer, Trainer), "pretrain should return a Trainer second"
-    assert trainer.train_dataset is pretrain_dataset, "pretrain should train on the pretraining dataset it is given"
+    return describe_setup(pretrain(pretrain_dataset, 128, model), pretrain_dataset)
+
+
+def pretrain_problems(report: dict) -> list[str]:
+    return setup_problems(report, "pretrain", PRETRAIN_EXPECTED, TOY_FINAL_TOKENS, "given")
+
+
+def check_pretrain_config(pretrain) -> None:
+    problems = pretrain_problems(pretrain_setup(pretrain))
+    assert not problems, "; ".join(problems)
     print("pretrain: all public checks passed")
