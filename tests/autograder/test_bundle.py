@@ -44,7 +44,9 @@ def test_bundle_works_without_the_repo(bundle):
     script = (
         "import sys\n"
         "sys.meta_path = [f for f in sys.meta_path if 'editable' not in getattr(f, '__module__', '')]\n"
-        f"sys.path = [{str(folder)!r}] + [p for p in sys.path if {str(REPO)!r} not in p]\n"
+        # drop the repo itself but keep site-packages, which may live in the repo's .venv
+        "from pathlib import Path\n"
+        f"sys.path = [{str(folder)!r}] + [p for p in sys.path if p and Path(p).resolve() != Path({str(REPO)!r})]\n"
         "import course_lib\n"
         f"assert course_lib.__file__.startswith({str(folder)!r}), course_lib.__file__\n"
         "try:\n    import autograder\nexcept ModuleNotFoundError:\n    pass\n"

@@ -1,0 +1,58 @@
+"""One plot of dev accuracy against wall time for several time_to_bar.py runs.
+
+    python benchmarks/plot_time_to_bar.py outputs/ttb_a/results.csv outputs/ttb_b/results.csv \
+        --out outputs/time_to_bar/all_configs.png
+
+Each results.csv is one configuration (labelled by its preset and variant, or by
+--labels); the dashed lines are the 10% pass bar and the 5% "London" baseline of the
+original data.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", nargs="+", help="results.csv files written by time_to_bar.py")
+    parser.add_argument("--labels", default=None, help="comma-separated labels, one per file")
+    parser.add_argument("--out", default="outputs/time_to_bar/all_configs.png")
+    args = parser.parse_args(argv)
+    labels = args.labels.split(",") if args.labels else [None] * len(args.results)
+    if len(labels) != len(args.results):
+        parser.error("give one label per results file")
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for path, label in zip(args.results, labels):
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        if not rows:
+            print(f"{path}: no rows, skipped", file=sys.stderr)
+            continue
+        label = label or f"{rows[0]['preset']} {rows[0]['variant']}"
+        ax.plot([float(r["total_minutes"]) for r in rows], [100 * float(r["dev_accuracy"]) for r in rows], "o-",
+                label=label)
+    ax.axhline(10, color="r", linestyle=":", label="pass bar 10%")
+    ax.axhline(5, color="k", linestyle="--", label='"London" baseline 5%')
+    ax.axvline(30, color="grey", linestyle="-.", linewidth=0.8)
+    ax.set_xlabel("wall minutes on 2 CPU cores (pretrain + finetune + eval)")
+    ax.set_ylabel("dev accuracy (%)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
