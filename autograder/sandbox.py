@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,14 @@ ALWAYS_HIDDEN = [REPO / "solutions"]
 
 class SandboxError(RuntimeError):
     """The sandboxed job did not produce an answer; the message says why."""
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
 
 
 def run_job(job: str, request: dict, timeout: float = 120, memory_mb: int = 4096,
@@ -47,14 +56,19 @@ def run_job(job: str, request: dict, timeout: float = 120, memory_mb: int = 4096
         (Path(tmp) / "request.json").write_text(json.dumps(request), encoding="utf-8")
         env = dict(os.environ, OMP_NUM_THREADS="1", COURSE_THREADS="1")
         with open(log, "w") as out:
+            # its own session: on a timeout the whole group goes, with any process the job started
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "autograder.jobs", job, "request.json", str(answer)],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, cwd=tmp, env=env,
+            )
             try:
-                proc = subprocess.run(
-                    [sys.executable, "-m", "autograder.jobs", job, "request.json", str(answer)],
-                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout,
-                    start_new_session=True, cwd=tmp, env=env,
-                )
+                proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
+                _kill_group(proc)
                 raise SandboxError(f"{job}: still running after {timeout:.0f} s (infinite loop or too slow?)") from None
+            finally:
+                _kill_group(proc)  # leftovers of a job that exited but left children behind
         tail = log.read_text(errors="replace")[-600:]
         if proc.returncode != 0:
             if "MemoryError" in tail or "out of memory" in tail or proc.returncode in (-9, 137):

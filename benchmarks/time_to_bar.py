@@ -2,6 +2,8 @@
 
     python benchmarks/time_to_bar.py --preset cpu --data-dir ../shared/data/cs224n_a5 \
         --minutes 24 --marks 8,16,24 --out outputs/time_to_bar
+    python benchmarks/time_to_bar.py --preset cpu-original --set pretrain.length_buckets=8 \
+        --set pretrain.max_epochs=260 --minutes 25 --marks 12,18,25 --out outputs/ttb_buckets
 
 Pretraining runs once, saving params at each mark (minutes of pretraining wall
 time). Each snapshot is then finetuned with the preset's finetune-with-pretrain
@@ -22,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from course_lib.checkpoint import save_params  # noqa: E402
 from course_lib.evaluation import baseline_accuracy  # noqa: E402
-from course_lib.presets import get_preset  # noqa: E402
+from course_lib.presets import get_preset, with_overrides  # noqa: E402
 from course_lib.runs import DEV, TRAIN, run  # noqa: E402
 
 
@@ -35,11 +37,14 @@ def main(argv=None) -> int:
     parser.add_argument("--marks", default="8,16,24", help="minutes of pretraining at which to snapshot")
     parser.add_argument("--out", default=str(REPO / "outputs" / "time_to_bar"))
     parser.add_argument("--notebooks", default=str(REPO / "solutions" / "a5"))
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="SECTION.FIELD=VALUE",
+                        help="override a preset field, e.g. model.n_embd=256 or all.autocast_bf16=True (repeatable)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     marks = sorted(float(m) for m in args.marks.split(","))
-    preset = get_preset(args.preset)
+    preset = with_overrides(get_preset(args.preset), args.settings)
+    print(f"preset {preset.name}: model {preset.model}, pretrain {preset.pretrain}", flush=True)
     variant = args.variant
 
     # pretraining stops at the budget; snapshots at the marks
@@ -85,7 +90,7 @@ def main(argv=None) -> int:
         ft = run(f"{variant}_finetune_with_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=out)
         dev = run(f"{variant}_eval_dev_with_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=out)
         total = mark + (ft.seconds + dev.seconds) / 60
-        rows.append(dict(preset=args.preset, variant=variant, pretrain_minutes=mark, total_minutes=round(total, 2),
+        rows.append(dict(preset=preset.name, variant=variant, pretrain_minutes=mark, total_minutes=round(total, 2),
                          dev_accuracy=dev.accuracy))
         print(f"{mark:g} min pretraining -> {total:.1f} min total: dev {100 * dev.accuracy:.1f}% "
               f"(baseline {place} {100 * base:.1f}%)", flush=True)
@@ -100,7 +105,7 @@ def main(argv=None) -> int:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot([r["total_minutes"] for r in rows], [100 * r["dev_accuracy"] for r in rows], "o-", label=args.preset)
+    ax.plot([r["total_minutes"] for r in rows], [100 * r["dev_accuracy"] for r in rows], "o-", label=preset.name)
     ax.axhline(100 * base, color="k", linestyle="--", label=f"always {place}")
     ax.axhline(10, color="r", linestyle=":", label="pass bar 10%")
     ax.set_xlabel("wall minutes (pretrain + finetune + eval)")

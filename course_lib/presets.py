@@ -84,6 +84,34 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+_OVERRIDABLE = ("model", "pretrain", "finetune_without_pretrain", "finetune_with_pretrain")
+
+
+def with_overrides(preset: Preset, settings: list[str]) -> Preset:
+    """A copy of ``preset`` with ``SECTION.FIELD=VALUE`` settings applied (for benchmarks).
+
+    SECTION is one of model, pretrain, finetune_without_pretrain, finetune_with_pretrain
+    or ``all`` (the three training stages); VALUE is a Python literal or a bare string.
+    """
+    import ast
+
+    changed = {section: dict(getattr(preset, section)) for section in _OVERRIDABLE}
+    for setting in settings:
+        key, sep, text = setting.partition("=")
+        section, dot, name = key.partition(".")
+        if not sep or not dot or not name or section not in (*_OVERRIDABLE, "all"):
+            raise ValueError(f"bad setting {setting!r}: write SECTION.FIELD=VALUE with SECTION one of "
+                             f"{', '.join((*_OVERRIDABLE, 'all'))}")
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        for target in (_OVERRIDABLE[1:] if section == "all" else (section,)):
+            changed[target][name] = value
+    suffix = "+" + ",".join(settings) if settings else ""
+    return dataclasses.replace(preset, name=preset.name + suffix, **changed)
+
+
 def get_preset(name: str) -> Preset:
     try:
         return PRESETS[name]

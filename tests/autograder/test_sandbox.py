@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -31,6 +35,21 @@ def test_hanging_submission_times_out_with_a_reason(tmp_path):
     """Does a notebook that never finishes loading end at the time limit, every check saying so?"""
     reasons = _reasons(tmp_path, "while True:\n    pass", timeout=5)
     assert all(points == 0 and "still running after 5 s" in why for points, why in reasons.values())
+
+
+def test_processes_a_submission_starts_die_with_it(tmp_path):
+    """Does a timed-out submission's background process get killed too, instead of running on after grading?"""
+    # a folder the confined user can reach and write (tmp_path lies under root's private pytest folder)
+    shared = Path(tempfile.mkdtemp(prefix="sandbox-test-"))
+    os.chmod(shared, 0o777)
+    marker = shared / "still_alive"
+    child = f"import time, pathlib; time.sleep(6); pathlib.Path({str(marker)!r}).touch()"
+    source = f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {child!r}])\nwhile True:\n    pass"
+    reasons = _reasons(tmp_path, source, timeout=3)
+    assert all(points == 0 and "still running" in why for points, why in reasons.values())
+    time.sleep(8)
+    assert not marker.exists()
+    shutil.rmtree(shared)
 
 
 def test_memory_hog_is_stopped_with_a_reason(tmp_path):

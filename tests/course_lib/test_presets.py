@@ -43,3 +43,18 @@ def test_gpu_fast_changes_only_how_steps_are_computed():
     assert fast.model == {} and fast.block_size == 128
     for stage in (fast.pretrain, fast.finetune_with_pretrain, fast.finetune_without_pretrain):
         assert set(stage) == {"fused_adamw", "autocast_bf16", "trim_padding"}
+
+
+def test_overrides_change_one_copy_only():
+    """Does --set style overriding change the named fields of a copy, leave the original, and reject bad keys?"""
+    from course_lib.presets import with_overrides
+
+    base = get_preset("cpu-original")
+    changed = with_overrides(base, ["model.n_embd=256", "all.autocast_bf16=True", "pretrain.max_epochs=260"])
+    assert changed.model["n_embd"] == 256 and changed.pretrain["max_epochs"] == 260
+    assert all(stage["autocast_bf16"] is True for stage in
+               (changed.pretrain, changed.finetune_with_pretrain, changed.finetune_without_pretrain))
+    assert base.model["n_embd"] == 128 and "autocast_bf16" not in base.pretrain
+    assert changed.name.startswith("cpu-original+")
+    with pytest.raises(ValueError, match="SECTION.FIELD=VALUE"):
+        with_overrides(base, ["n_embd=256"])
