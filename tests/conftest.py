@@ -4,9 +4,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
+# under pytest-xdist two workers share the two cores: one torch thread each (and in every
+# kernel or subprocess they start), or oversubscribed threads make cell timeouts flaky
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["OMP_NUM_THREADS"] = os.environ["COURSE_THREADS"] = "1"
 
-from course_lib.notebook_loader import load_notebooks, notebook_paths
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    torch.set_num_threads(1)
+
+from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "a5"

@@ -85,6 +85,7 @@ def _validate(path, **config):
 @pytest.mark.parametrize("name", sorted(p.name for p in SOLUTIONS.glob("*.ipynb")))
 def test_nbgrader_validate_passes_on_solutions(name, tmp_path, monkeypatch, world_dir):
     """Does `nbgrader validate` find every test passing in this solution notebook?"""
+    monkeypatch.setenv("COURSE_PRESET", "smoke")  # these tests are about nbgrader, not training speed
     monkeypatch.setenv("COURSE_DATA_DIR", str(world_dir))
     monkeypatch.setenv("COURSE_OUT_DIR", str(tmp_path / "outputs"))
     for path in SOLUTIONS.glob("*.ipynb"):
@@ -95,6 +96,7 @@ def test_nbgrader_validate_passes_on_solutions(name, tmp_path, monkeypatch, worl
 @pytest.mark.parametrize("name", sorted(p.name for p in RELEASE.glob("*.ipynb")))
 def test_blank_release_fails_only_in_graded_tests(name, tmp_path, monkeypatch, world_dir):
     """On the blank release, do only graded test cells fail, each cleanly, with no other cell crashing?"""
+    monkeypatch.setenv("COURSE_PRESET", "smoke")  # these tests are about nbgrader, not training speed
     monkeypatch.setenv("COURSE_DATA_DIR", str(world_dir))
     monkeypatch.setenv("COURSE_OUT_DIR", str(tmp_path / "outputs"))
     for path in RELEASE.glob("*.ipynb"):  # later notebooks load earlier ones
