@@ -65,10 +65,9 @@ def run_job(job: str, request: dict, timeout: float = 120, memory_mb: int = 4096
             try:
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
                 raise SandboxError(f"{job}: still running after {timeout:.0f} s (infinite loop or too slow?)") from None
             finally:
-                _kill_group(proc)  # leftovers of a job that exited but left children behind
+                _kill_group(proc)  # a timed-out job, or what an exited one left running
         tail = log.read_text(errors="replace")[-600:]
         if proc.returncode != 0:
             if "MemoryError" in tail or "out of memory" in tail or proc.returncode in (-9, 137):
