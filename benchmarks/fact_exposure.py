@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from course_lib.data_files import read_birth_places, read_text  # noqa: E402
+from course_lib.recall import place_mentions  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -24,23 +28,16 @@ def main(argv=None) -> int:
     parser.add_argument("--epochs", type=int, default=150)
     args = parser.parse_args(argv)
     data = Path(args.data_dir)
-    docs = (data / "wiki.txt").read_text(encoding="utf-8").splitlines()
-    questions = [line.split("\t") for line in (data / "birth_dev.tsv").read_text(encoding="utf-8").splitlines()]
+    examples = read_birth_places(data / "birth_dev.tsv")
+    mentions = place_mentions(read_text(data / "wiki.txt").split("\n"), examples)
 
     longest = int(args.block_size * 7 / 8)  # the dataset's upper bound on the kept prefix
-    chances, ends = [], []
-    for question, place in questions:
-        name = question.removeprefix("Where was ").removesuffix(" born?")
-        doc = next((d for d in docs if d.startswith(name)), "")
-        at = doc.find(place)
-        if at < 0:  # no biography, or the place is not written in it: never seen
-            chances.append(0.0)
-            continue
-        end = at + len(place)
-        ends.append(end)
-        chances.append(max(0, longest - end + 1) / (longest - 4 + 1))
+    # a sample keeps the fact when its prefix length (uniform in 4..longest) reaches the place's end;
+    # no biography, or a place never written in it: never seen
+    chances = [0.0 if m is None else max(0, longest - m.end + 1) / (longest - 4 + 1) for m in mentions]
+    ends = [m.end for m in mentions if m is not None]
     chance = sum(chances) / len(chances)
-    print(f"{len(questions)} dev questions; place found in the biography for {len(ends)}")
+    print(f"{len(examples)} dev questions; place found in the biography for {len(ends)}")
     print(f"median character where the place ends: {statistics.median(ends):g}")
     print(f"mean chance a sample keeps the place: {100 * chance:.1f}%")
     print(f"expected exposures per fact in {args.epochs} epochs: {chance * args.epochs:.0f}")

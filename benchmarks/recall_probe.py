@@ -1,0 +1,51 @@
+"""Judge pretrained params in seconds: how many dev birth places does the model write unprompted?
+
+    python benchmarks/recall_probe.py outputs/time_to_bar/pretrain_19min.params --preset cpu-original
+    python benchmarks/recall_probe.py outputs/ttb_1layer/pretrain_19min.params --set model.n_layer=1
+
+Each dev person's biography is cut just before the first mention of their birth
+place and greedily continued; a hit writes the place. This is an upper bound on
+what finetuning can surface (dev accuracy after finetuning has stayed below it),
+and it needs no finetuning run. Pass the same --preset/--set as the pretraining.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from course_lib.checkpoint import load_params  # noqa: E402
+from course_lib.data_files import read_birth_places, read_text  # noqa: E402
+from course_lib.datasets import CharCorruptionDatasetBase  # noqa: E402
+from course_lib.model import GPT  # noqa: E402
+from course_lib.presets import get_preset, with_overrides  # noqa: E402
+from course_lib.recall import place_mentions, recall  # noqa: E402
+from course_lib.runs import DEV, WIKI, model_config  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("params", nargs="+", help="pretrained params files (a vanilla GPT)")
+    parser.add_argument("--preset", default="cpu-original")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="SECTION.FIELD=VALUE")
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
+    args = parser.parse_args(argv)
+    preset = with_overrides(get_preset(args.preset), args.settings)
+    data = Path(args.data_dir)
+    text = read_text(data / WIKI)
+    vocab = CharCorruptionDatasetBase(text, preset.block_size).vocab
+    mentions = place_mentions(text.split("\n"), read_birth_places(data / DEV))
+    # only places the model can see in full inside its context
+    askable = [m for m in mentions if m is not None and m.end <= preset.block_size - 1]
+    print(f"{len(mentions)} dev questions; {len(askable)} places written within the first {preset.block_size - 1} characters")
+    for path in args.params:
+        model = load_params(GPT(model_config(preset, len(vocab))), path)
+        print(f"{path}: recall {100 * recall(model, vocab, askable):.1f}%", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
