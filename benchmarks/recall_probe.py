@@ -1,11 +1,11 @@
-"""Judge pretrained params in seconds: how many dev birth places does the model write unprompted?
+"""Judge pretrained params in seconds: how many dev birth places does the model write after their biography?
 
     python benchmarks/recall_probe.py outputs/time_to_bar/pretrain_19min.params --preset cpu-original
-    python benchmarks/recall_probe.py outputs/ttb_1layer/pretrain_19min.params --set model.n_layer=1
+    python benchmarks/recall_probe.py outputs/ttb_1layer/pretrain_18.2min.params --set model.n_layer=1
 
 Each dev person's biography is cut just before the first mention of their birth
-place and greedily continued; a hit writes the place. This is an upper bound on
-what finetuning can surface (dev accuracy after finetuning has stayed below it),
+place and greedily continued; a hit writes the place. It bounds what finetuning
+surfaced in every run measured here (dev accuracy after finetuning stayed below it),
 and it needs no finetuning run. Pass the same --preset/--set as the pretraining.
 """
 from __future__ import annotations
