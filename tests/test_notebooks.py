@@ -1,7 +1,6 @@
 """The notebook series: executes top to bottom, and its nbgrader metadata is sound."""
 from __future__ import annotations
 
-import os
 import shutil
 
 import nbformat
@@ -53,18 +52,14 @@ def series(tmp_path_factory, world_dir):
     for name in NOTEBOOKS:
         shutil.copy(SOLUTIONS / name, work / name)
     env = {"COURSE_PRESET": "smoke", "COURSE_DATA_DIR": str(world_dir), "COURSE_OUT_DIR": str(work / "outputs")}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # kernels inherit the test process's environment
-    yield work
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with pytest.MonkeyPatch.context() as patch:  # kernels inherit the test process's environment
+        for key, value in env.items():
+            patch.setenv(key, value)
+        yield work
 
 
-# one test per notebook, run in series order (later notebooks read earlier ones' outputs), so a
-# slow machine spends its time budget per notebook and a failure names its notebook
+# one test per notebook, in series order, all writing into one outputs folder (checked by the
+# test after them), so a slow machine spends its time budget per notebook and a failure names its notebook
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_solution_notebook_executes_top_to_bottom(series, name):
     """Does this solution notebook run start to finish in the smoke preset?"""
