@@ -51,6 +51,38 @@ def run_or_load(name: str, parts) -> RunResult | None:
     return run(name, parts, preset=PRESET, data_dir=ensure_data(), out_dir=OUT_DIR)
 
 
+def stored_and_answered(variant: str, parts) -> tuple[float, float] | None:
+    """(recall of the pretrained model, dev accuracy after finetuning) of a variant's saved runs.
+
+    Recall is the share of dev biographies the pretrained params complete with the
+    right place (``course_lib.recall``); None while grading (display only) or when
+    the runs' files are missing.
+    """
+    from .checkpoint import load_params
+    from .data_files import read_birth_places, read_text
+    from .datasets import CharCorruptionDatasetBase
+    from .presets import get_preset
+    from .recall import place_mentions, recall
+    from .runs import DEV, RUNS, WIKI, build_model, model_config
+
+    params, log = OUT_DIR / f"{variant}.pretrain.params", OUT_DIR / f"{variant}_eval_dev_with_pretrain.json"
+    if GRADING or not params.is_file() or not log.is_file():
+        return None
+    preset = get_preset(PRESET)
+    data_dir = ensure_data()
+    text = read_text(data_dir / WIKI)
+    vocab = CharCorruptionDatasetBase(text, preset.block_size).vocab
+    model = build_model(parts, RUNS[f"{variant}_pretrain"], model_config(preset, len(vocab)))
+    model = load_params(model, params)
+    # only places the model can see whole inside its context
+    mentions = [m for m in place_mentions(text.split("\n"), read_birth_places(data_dir / DEV))
+                if m is not None and m.end <= preset.block_size - 1]
+    answered = json.loads(log.read_text(encoding="utf-8")).get("accuracy")
+    if not mentions or answered is None:
+        return None
+    return recall(model, vocab, mentions), answered
+
+
 def parts_with(earlier_notebooks: list[str], current: dict):
     """Graded parts from earlier notebooks (paths relative to this folder), overlaid by the live ``globals()``."""
     from types import SimpleNamespace

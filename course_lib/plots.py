@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 
@@ -29,6 +30,22 @@ def plot_accuracies(rows: list[tuple[str, float]], baseline: float, ax=None):
     ax.axvline(100 * baseline, color="k", linestyle="--", label="majority place")
     ax.set_xlabel("dev accuracy (%)")
     ax.legend()
+    return ax
+
+
+def plot_stored_vs_answered(rows: dict[str, tuple[float, float]], ax=None):
+    """Per model, the share of dev biographies it completes with the right place after
+    pretraining beside the share of dev questions it answers after finetuning."""
+    ax = ax or plt.subplots(figsize=(6, 3))[1]
+    labels = list(rows)
+    at = np.arange(len(labels))
+    ax.barh(at - 0.2, [100 * rows[k][0] for k in labels], height=0.4, label="stored: completes its biography")
+    ax.barh(at + 0.2, [100 * rows[k][1] for k in labels], height=0.4, label="answered: dev question")
+    ax.set_yticks(at, labels)
+    ax.invert_yaxis()  # first model on top
+    ax.set_xlabel("dev people (%)")
+    ax.set_xlim(0, 100)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, fontsize=8)
     return ax
 
 

@@ -137,7 +137,8 @@ def apply_overrides(config: TrainerConfig, overrides: dict, n_examples: int, blo
     return dataclasses.replace(config, **overrides)
 
 
-def _build_model(parts, spec: RunSpec, mconf: GPTConfig) -> nn.Module:
+def build_model(parts, spec: RunSpec, mconf: GPTConfig) -> nn.Module:
+    """The variant's model from the notebooks' initialize_*_model (checked to be a torch module)."""
     init = VARIANT_INIT[spec.variant]
     _require(parts, [init])
     model = getattr(parts, init)(mconf)
@@ -172,7 +173,7 @@ def run(name: str, notebooks, preset: str | Preset = "cpu", data_dir: str | Path
     dataset_class = getattr(parts, "CharCorruptionDataset", CharCorruptionDatasetBase)
     pretrain_dataset = dataset_class(read_text(data_dir / WIKI), preset.block_size)
     mconf = model_config(preset, pretrain_dataset.vocab_size)
-    model = _build_model(parts, spec, mconf)
+    model = build_model(parts, spec, mconf)
     result = RunResult(name, preset.name, 0.0, [])
     common = dict(seed=seed, device=device, num_threads=num_threads)
     if not progress:

@@ -48,3 +48,52 @@ def test_corrupt_saved_output_is_skipped_not_fatal(grading_env, tmp_path, capsys
     (tmp_path / "vanilla_pretrain.json").write_text("{not json")
     assert grading_env.run_or_load("vanilla_pretrain", parts={}) is None
     assert "unreadable" in capsys.readouterr().out
+
+
+@pytest.fixture
+def smoke_env(monkeypatch, tmp_path):
+    from course_lib.world import write_world
+
+    write_world(tmp_path / "data", 0)
+    monkeypatch.setenv("COURSE_PRESET", "smoke")
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("COURSE_OUT_DIR", str(tmp_path / "out"))
+    (tmp_path / "out").mkdir()
+    yield importlib.reload(notebook_env)
+    for name in ("COURSE_PRESET", "COURSE_DATA_DIR", "COURSE_OUT_DIR"):
+        monkeypatch.delenv(name)
+    importlib.reload(notebook_env)
+
+
+def test_stored_and_answered_reads_the_saved_runs(smoke_env, tmp_path, monkeypatch):
+    """Does the comparison pair the pretrained params' recall on dev biographies with the saved dev accuracy?"""
+    from types import SimpleNamespace
+
+    import course_lib.recall
+
+    from course_lib.checkpoint import save_params
+    from course_lib.datasets import CharCorruptionDatasetBase
+    from course_lib.model import GPT
+    from course_lib.presets import get_preset
+    from course_lib.runs import model_config
+
+    parts = SimpleNamespace(initialize_vanilla_model=GPT)
+    assert smoke_env.stored_and_answered("vanilla", parts) is None  # nothing saved yet
+
+    text = (tmp_path / "data" / "wiki.txt").read_text()
+    vocab_size = CharCorruptionDatasetBase(text, get_preset("smoke").block_size).vocab_size
+    save_params(GPT(model_config(get_preset("smoke"), vocab_size)), tmp_path / "out" / "vanilla.pretrain.params")
+    assert smoke_env.stored_and_answered("vanilla", parts) is None  # no dev run yet
+    (tmp_path / "out" / "vanilla_eval_dev_with_pretrain.json").write_text(json.dumps({"accuracy": 0.25}))
+    asked = []
+    monkeypatch.setattr(course_lib.recall, "recall", lambda model, vocab, mentions: asked.extend(mentions) or 0.5)
+    assert smoke_env.stored_and_answered("vanilla", parts) == (0.5, 0.25)
+    dev = (tmp_path / "data" / "birth_dev.tsv").read_text().splitlines()
+    # dev people only, and only places the smoke model's 63-character context can hold
+    assert asked and all(m.end <= get_preset("smoke").block_size - 1 for m in asked)
+    assert {m.place for m in asked} <= {line.split("\t")[1] for line in dev}
+
+
+def test_stored_and_answered_is_inert_while_grading(grading_env):
+    """While grading, does the comparison do nothing (display only)?"""
+    assert grading_env.stored_and_answered("vanilla", parts=None) is None

@@ -1,0 +1,89 @@
+"""Do the reference solutions clear the pass bars, seed after seed?
+
+    python benchmarks/calibrate_bars.py --variant synthesizer --seeds 0,1,2,3 --jobs 2
+    python benchmarks/calibrate_bars.py --preset cpu --set pretrain.max_epochs=400 --seeds 0,1
+
+Runs one variant's pretrain -> finetune -> dev and test evaluation with the
+reference notebooks once per seed (a student's own initialisation order draws a
+different stream, so a bar has to hold across seeds, not for seed 0 alone), then
+prints each seed's dev and test accuracy beside the bars in autograder/bars.toml.
+With --jobs 2 two seeds train at once on one thread each. Runs go to --out/seedN.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from autograder.bars import load_bars  # noqa: E402
+from course_lib.data_files import read_birth_places  # noqa: E402
+from course_lib.evaluation import accuracy  # noqa: E402
+from course_lib.presets import get_preset, with_overrides  # noqa: E402
+from course_lib.world import TEST_FILE, write_world  # noqa: E402
+
+
+def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], data_dir: str, out: str,
+             notebooks: str, threads: int | None) -> tuple[int, tuple[int, int], tuple[int, int], float]:
+    """(seed, dev (correct, total), test (correct, total), minutes) of one seed's pretrain + finetune + evaluation."""
+    import time
+
+    from course_lib.runs import run
+
+    preset = with_overrides(get_preset(preset_name), settings)
+    start = time.perf_counter()
+    for step in ("pretrain", "finetune_with_pretrain", "eval_test_with_pretrain"):
+        run(f"{variant}_{step}", notebooks, preset=preset, data_dir=data_dir, out_dir=out, seed=seed,
+            progress=False, num_threads=threads)
+    dev = run(f"{variant}_eval_dev_with_pretrain", notebooks, preset=preset, data_dir=data_dir, out_dir=out,
+              seed=seed, progress=False, num_threads=threads)
+    predictions = (Path(out) / f"{variant}.pretrain.test.predictions").read_text(encoding="utf-8").splitlines()
+    gold = [e.place for e in read_birth_places(Path(data_dir) / TEST_FILE, require_answers=True)]
+    return seed, (dev.correct, dev.total), accuracy(predictions, gold), (time.perf_counter() - start) / 60
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="cpu")
+    parser.add_argument("--variant", default="synthesizer", choices=["vanilla", "synthesizer"])
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--jobs", type=int, default=1, help="seeds trained at once (one thread each when > 1)")
+    parser.add_argument("--data-dir", default=str(REPO / "data" / "world"),
+                        help="a folder with the test answers (the synthetic world is written here if missing)")
+    parser.add_argument("--dataset", default="synthetic", choices=["synthetic", "original"], help="whose bars to show")
+    parser.add_argument("--out", default=str(REPO / "outputs" / "calibrate_bars"))
+    parser.add_argument("--notebooks", default=str(REPO / "solutions" / "a5"))
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="SECTION.FIELD=VALUE")
+    args = parser.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    data_dir = Path(args.data_dir)
+    if not (data_dir / "wiki.txt").is_file():
+        write_world(data_dir, 0)
+    if not (data_dir / TEST_FILE).is_file():
+        parser.error(f"{data_dir / TEST_FILE} (the test answers) not found")
+    bars = {b.split: b for b in load_bars(args.dataset, args.preset) if b.part == f"{args.variant}_pretrain"}
+    threads = 1 if args.jobs > 1 else None
+    jobs = [(args.variant, s, args.preset, args.settings, str(data_dir), str(Path(args.out) / f"seed{s}"),
+             args.notebooks, threads) for s in seeds]
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        rows = sorted(pool.map(one_seed, *zip(*jobs)))
+    print(f"{args.variant}, preset {args.preset}{' ' + ' '.join(args.settings) if args.settings else ''}")
+    print(f"{'seed':>4} {'dev':>7} {'test':>7} {'minutes':>8}")
+    for seed, (dev, dev_n), (test, test_n), minutes in rows:
+        print(f"{seed:>4} {100 * dev / dev_n:>6.1f}% {100 * test / test_n:>6.1f}% {minutes:>8.1f}")
+    for split, column in (("dev", 1), ("test", 2)):
+        counts = [row[column] for row in rows]
+        fractions = [correct / total for correct, total in counts]
+        bar = bars[split]
+        cleared = sum(bar.passed(correct, total) for correct, total in counts)
+        print(f"{split}: min {100 * min(fractions):.1f}%, mean {100 * statistics.mean(fractions):.1f}%; bar "
+              f"{100 * bar.min_fraction:.1f}% and {bar.min_correct} right, cleared by {cleared} of {len(counts)} seeds")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,24 @@
+import tomllib
+
+import pytest
+
+from autograder.bars import BARS_FILE, RUN_PARTS, load_bars
+
+
+def _tables():
+    config = tomllib.loads(BARS_FILE.read_text(encoding="utf-8"))
+    return [(dataset, preset) for dataset, presets in config.items() if dataset != "points" for preset in presets]
+
+
+@pytest.mark.parametrize("dataset,preset", _tables())
+def test_every_table_loads_with_sane_bars(dataset, preset):
+    """Does every table in bars.toml give a dev and a test bar per run part, each a fraction in [0, 1]?"""
+    bars = load_bars(dataset, preset)
+    assert {(b.part, b.split) for b in bars} == {(p, s) for p in RUN_PARTS for s in ("dev", "test")}
+    assert all(0.0 <= b.min_fraction <= 1.0 and b.min_correct >= 0 and b.points > 0 for b in bars)
+
+
+def test_unknown_table_names_the_known_ones():
+    """Does asking for bars that do not exist say which ones do?"""
+    with pytest.raises(ValueError, match="synthetic.cpu"):
+        load_bars("synthetic", "no-such-preset")
