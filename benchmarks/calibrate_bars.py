@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -24,15 +25,13 @@ from autograder.bars import load_bars  # noqa: E402
 from course_lib.data_files import read_birth_places  # noqa: E402
 from course_lib.evaluation import accuracy  # noqa: E402
 from course_lib.presets import get_preset, with_overrides  # noqa: E402
+from course_lib.runs import run  # noqa: E402
 from course_lib.world import TEST_FILE, write_world  # noqa: E402
 
 
 def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], data_dir: str, out: str,
              notebooks: str, threads: int | None) -> tuple[int, tuple[int, int], tuple[int, int], float]:
     """(seed, dev (correct, total), test (correct, total), minutes) of one seed's pretrain + finetune + evaluation."""
-    import time
-
-    from course_lib.runs import run
 
     preset = with_overrides(get_preset(preset_name), settings)
     start = time.perf_counter()

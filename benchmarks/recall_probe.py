@@ -22,7 +22,7 @@ from course_lib.data_files import read_birth_places, read_text  # noqa: E402
 from course_lib.datasets import CharCorruptionDatasetBase  # noqa: E402
 from course_lib.model import GPT  # noqa: E402
 from course_lib.presets import get_preset, with_overrides  # noqa: E402
-from course_lib.recall import place_mentions, recall  # noqa: E402
+from course_lib.recall import askable_mentions, recall  # noqa: E402
 from course_lib.runs import DEV, WIKI, model_config  # noqa: E402
 
 
@@ -37,10 +37,9 @@ def main(argv=None) -> int:
     data = Path(args.data_dir)
     text = read_text(data / WIKI)
     vocab = CharCorruptionDatasetBase(text, preset.block_size).vocab
-    mentions = place_mentions(text.split("\n"), read_birth_places(data / DEV))
-    # only places the model can see in full inside its context
-    askable = [m for m in mentions if m is not None and m.end <= preset.block_size - 1]
-    print(f"{len(mentions)} dev questions; {len(askable)} places written within the first {preset.block_size - 1} characters")
+    examples = read_birth_places(data / DEV)
+    askable = askable_mentions(text, examples, preset.block_size)
+    print(f"{len(examples)} dev questions; {len(askable)} places written within the first {preset.block_size - 1} characters")
     for path in args.params:
         model = load_params(GPT(model_config(preset, len(vocab))), path)
         print(f"{path}: recall {100 * recall(model, vocab, askable):.1f}%", flush=True)

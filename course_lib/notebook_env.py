@@ -62,7 +62,7 @@ def stored_and_answered(variant: str, parts) -> tuple[float, float] | None:
     from .data_files import read_birth_places, read_text
     from .datasets import CharCorruptionDatasetBase
     from .presets import get_preset
-    from .recall import place_mentions, recall
+    from .recall import askable_mentions, recall
     from .runs import DEV, RUNS, WIKI, build_model, model_config
 
     params, log = OUT_DIR / f"{variant}.pretrain.params", OUT_DIR / f"{variant}_eval_dev_with_pretrain.json"
@@ -74,9 +74,7 @@ def stored_and_answered(variant: str, parts) -> tuple[float, float] | None:
     vocab = CharCorruptionDatasetBase(text, preset.block_size).vocab
     model = build_model(parts, RUNS[f"{variant}_pretrain"], model_config(preset, len(vocab)))
     model = load_params(model, params)
-    # only places the model can see whole inside its context
-    mentions = [m for m in place_mentions(text.split("\n"), read_birth_places(data_dir / DEV))
-                if m is not None and m.end <= preset.block_size - 1]
+    mentions = askable_mentions(text, read_birth_places(data_dir / DEV), preset.block_size)
     answered = json.loads(log.read_text(encoding="utf-8")).get("accuracy")
     if not mentions or answered is None:
         return None

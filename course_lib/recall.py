@@ -40,6 +40,12 @@ def place_mentions(documents: list[str], examples: list[BirthExample]) -> list[P
     return found
 
 
+def askable_mentions(wiki_text: str, examples: list[BirthExample], block_size: int) -> list[PlaceMention]:
+    """The examples' place mentions that a model of this block size sees whole inside its context."""
+    mentions = place_mentions(wiki_text.split("\n"), examples)
+    return [m for m in mentions if m is not None and m.end <= block_size - 1]
+
+
 def recall(model: nn.Module, vocab: Vocabulary, mentions: list[PlaceMention], batch_size: int = 256) -> float:
     """Fraction of mentions whose place the model writes next, greedily, after the biography's text before it.
 

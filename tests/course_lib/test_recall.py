@@ -3,7 +3,7 @@ import torch
 from torch import nn
 
 from course_lib.data_files import BirthExample
-from course_lib.recall import place_mentions, recall
+from course_lib.recall import askable_mentions, place_mentions, recall
 from course_lib.vocab import Vocabulary
 
 DOCS = [
@@ -63,3 +63,11 @@ def test_places_past_the_context_are_refused():
     mentions = [m for m in place_mentions(DOCS, EXAMPLES) if m is not None]
     with pytest.raises(ValueError, match="context"):
         recall(Oracle(vocab, DOCS, block_size=20), vocab, mentions)
+
+
+def test_askable_mentions_keep_written_places_inside_the_context():
+    """Are only written places that end inside the context (block_size - 1 characters) kept?"""
+    wiki = "\n".join(DOCS)
+    london_end = DOCS[0].find("London") + len("London")
+    assert [m.place for m in askable_mentions(wiki, EXAMPLES, london_end + 1)] == ["London"]
+    assert askable_mentions(wiki, EXAMPLES, london_end) == []
