@@ -32,7 +32,6 @@ from course_lib.world import TEST_FILE, write_world  # noqa: E402
 def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], data_dir: str, out: str,
              notebooks: str, threads: int | None) -> tuple[int, tuple[int, int], tuple[int, int], float]:
     """(seed, dev (correct, total), test (correct, total), minutes) of one seed's pretrain + finetune + evaluation."""
-
     preset = with_overrides(get_preset(preset_name), settings)
     start = time.perf_counter()
     for step in ("pretrain", "finetune_with_pretrain", "eval_test_with_pretrain"):
@@ -40,6 +39,7 @@ def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], dat
             progress=False, num_threads=threads)
     dev = run(f"{variant}_eval_dev_with_pretrain", notebooks, preset=preset, data_dir=data_dir, out_dir=out,
               seed=seed, progress=False, num_threads=threads)
+    # the test questions run.sh evaluates carry no answers: score them against the grader-only file
     predictions = (Path(out) / f"{variant}.pretrain.test.predictions").read_text(encoding="utf-8").splitlines()
     gold = [e.place for e in read_birth_places(Path(data_dir) / TEST_FILE, require_answers=True)]
     return seed, (dev.correct, dev.total), accuracy(predictions, gold), (time.perf_counter() - start) / 60
