@@ -3,6 +3,7 @@ import tomllib
 import pytest
 
 from autograder.bars import BARS_FILE, RUN_PARTS, load_bars
+from course_lib.presets import PRESETS
 
 
 def _tables():
@@ -16,6 +17,17 @@ def test_every_table_loads_with_sane_bars(dataset, preset):
     bars = load_bars(dataset, preset)
     assert {(b.part, b.split) for b in bars} == {(p, s) for p in RUN_PARTS for s in ("dev", "test")}
     assert all(0.0 <= b.min_fraction <= 1.0 and b.min_correct >= 0 and b.points > 0 for b in bars)
+
+
+def test_every_table_names_a_preset():
+    """Does every bars table name a preset that exists, so that grading with it can find the table?"""
+    assert {preset for _, preset in _tables()} <= set(PRESETS)
+
+
+def test_every_preset_for_the_original_files_has_bars():
+    """Can a grader grade runs on the original files with each preset meant for them?"""
+    for preset in ("gpu", "gpu-fast", "cpu-original"):
+        assert load_bars("original", preset)
 
 
 def test_unknown_table_names_the_known_ones():
