@@ -61,15 +61,9 @@ class Measured:
     shapes: list[tuple[int, int]] = field(default_factory=list)  # (batch, width) of each timed step's input
 
 
-def pretrain_steps(dataset, preset, steps: int, warmup: int, attention_impl: str = "sdpa",
-                   counter: FlopCounterMode | None = None) -> Measured:
-    """Train the preset's pretraining for warmup + steps steps (seed 0) and measure the last ``steps``."""
-    mconf = model_config(preset, dataset.vocab_size)
-    mconf.attention_impl = attention_impl
-    torch.manual_seed(0)
-    model = GPT(mconf)
-    config = apply_overrides(TrainerConfig(), {**preset.pretrain, "seed": 0, "progress": False,
-                                               "max_steps": warmup + steps}, len(dataset), preset.block_size)
+def measure_steps(model, dataset, config: TrainerConfig, warmup: int,
+                  counter: FlopCounterMode | None = None) -> Measured:
+    """Train until config.max_steps and measure the steps after the first ``warmup``."""
     trainer = Trainer(model, dataset, None, config)
     measured, marks = Measured(), {"start": time.perf_counter(), "flops": 0}
     forward = model.forward
@@ -91,6 +85,17 @@ def pretrain_steps(dataset, preset, steps: int, warmup: int, attention_impl: str
     measured.seconds = time.perf_counter() - marks["start"]
     measured.flops = (counter.get_total_flops() - marks["flops"]) if counter else 0
     return measured
+
+
+def pretrain_steps(dataset, preset, steps: int, warmup: int, attention_impl: str = "sdpa",
+                   counter: FlopCounterMode | None = None) -> Measured:
+    """Train the preset's pretraining for warmup + steps steps (seed 0) and measure the last ``steps``."""
+    mconf = model_config(preset, dataset.vocab_size)
+    mconf.attention_impl = attention_impl
+    torch.manual_seed(0)
+    config = apply_overrides(TrainerConfig(), {**preset.pretrain, "seed": 0, "progress": False,
+                                               "max_steps": warmup + steps}, len(dataset), preset.block_size)
+    return measure_steps(GPT(mconf), dataset, config, warmup, counter)
 
 
 def main(argv=None) -> int:

@@ -29,7 +29,8 @@ sys.path.insert(0, str(REPO))
 from course_lib.data_files import read_text  # noqa: E402
 from course_lib.model import GPT, GPTConfig  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
-from course_lib.trainer import Trainer, TrainerConfig  # noqa: E402
+from course_lib.trainer import TrainerConfig  # noqa: E402
+from compute_ceiling import measure_steps  # noqa: E402  (this folder is on sys.path when run as a script)
 
 
 def seed_faithful(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup: int) -> float:
@@ -57,31 +58,10 @@ def seed_faithful(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup
 
 def ours(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup: int, **switches) -> float:
     torch.manual_seed(0)
-    model = GPT(mconf)
     config = TrainerConfig(max_epochs=10_000, batch_size=batch_size, learning_rate=6e-3, progress=False,
                            max_steps=warmup + steps, **switches)
-    trainer = Trainer(model, dataset, None, config)
-    marks = {}
-
-    def on_batch(t):
-        if t.step == warmup:
-            marks["start"] = time.perf_counter()
-            marks["real"] = 0
-        elif t.step > warmup:
-            marks["real"] += marks.pop("pending", 0)
-
-    # count real tokens of each batch as it is trained on
-    original = model.forward
-
-    def counting_forward(idx, targets=None):
-        if targets is not None and model.training:
-            marks["pending"] = int((targets != 0).sum())
-        return original(idx, targets)
-
-    model.forward = counting_forward
-    trainer.add_callback("on_batch_end", on_batch)
-    trainer.train()
-    return marks["real"] / (time.perf_counter() - marks["start"])
+    measured = measure_steps(GPT(mconf), dataset, config, warmup)
+    return measured.real_tokens / measured.seconds
 
 
 def cpu_has_bf16() -> bool:
