@@ -116,7 +116,8 @@ def main(argv=None) -> int:
     print(f"preset {preset.name}; model {preset.model}; threads {torch.get_num_threads()}", flush=True)
 
     mconf = model_config(preset, dataset.vocab_size)
-    tokens = 16 * preset.block_size  # about one batch of the cpu presets
+    batch = preset.pretrain.get("batch_size", TrainerConfig.batch_size)
+    tokens = batch * preset.block_size  # one untrimmed batch
     shapes = {"square 512": (512, 512, 512), "square 1024": (1024, 1024, 1024), "square 2048": (2048, 2048, 2048),
               f"training's MLP ({tokens}x{mconf.n_embd} @ {mconf.n_embd}x{4 * mconf.n_embd})":
               (tokens, mconf.n_embd, 4 * mconf.n_embd)}
@@ -136,7 +137,6 @@ def main(argv=None) -> int:
           f"{real / seconds:,.0f} real tokens/s", flush=True)
     print(f"achieved {achieved:.1f} GFLOP/s = {achieved / peak:.0%} of the fastest matmul ({peak:.1f})", flush=True)
 
-    batch = preset.pretrain.get("batch_size", TrainerConfig.batch_size)
     steps_per_epoch = math.ceil(len(dataset) / batch)
     budget = args.minutes * 60
     now = budget * args.steps / seconds / steps_per_epoch

@@ -83,7 +83,8 @@ def main(argv=None) -> int:
     parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
                         help="measure bf16 autocast rows; auto: only if the CPU has bf16 instructions")
     args = parser.parse_args(argv)
-    bf16 = args.bf16 == "on" or (args.bf16 == "auto" and cpu_has_bf16())
+    has_bf16 = cpu_has_bf16()
+    bf16 = args.bf16 == "on" or (args.bf16 == "auto" and has_bf16)
     if args.threads:
         torch.set_num_threads(args.threads)
     parts = load_notebooks(notebook_paths(REPO / "solutions" / "a5"), module_name="bench_reference")
@@ -92,7 +93,7 @@ def main(argv=None) -> int:
     mconf = GPTConfig(dataset.vocab_size, 128)  # the seed's config, dropout 0.1 everywhere
     print(f"corpus {args.data_dir}: {len(dataset)} documents; batch {args.batch_size}; "
           f"{args.steps} timed steps after {args.warmup}; threads {torch.get_num_threads()}; "
-          f"CPU {torch.backends.cpu.get_cpu_capability()}, bf16 instructions {'yes' if cpu_has_bf16() else 'no'}, "
+          f"CPU {torch.backends.cpu.get_cpu_capability()}, bf16 instructions {'yes' if has_bf16 else 'no'}, "
           f"bf16 rows {'on' if bf16 else 'off'}", flush=True)
     base = seed_faithful(dataset, mconf, args.batch_size, args.steps, args.warmup)
     print(f"seed-faithful (manual attention, padded, fp32): {base:8.0f} real tokens/s", flush=True)
