@@ -3,8 +3,13 @@
 Both train the seed's model config (4 layers, 8 heads, 256 wide, dropout 0.1) on
 span-corrupted real text from the same corpus at the same batch size. The
 seed-faithful loop uses manual attention, full padding, float32 and no
-shuffling; ours uses the switches named below. Throughput counts real-text
-tokens (targets that are not PAD) per second. Ends with ``speedup X.XX``.
+shuffling; ours adds the switches of ``ROWS`` one at a time. Throughput counts
+real-text tokens (targets that are not PAD) per second. Every measurement runs
+in a fresh process (one switch changes the C allocator for a whole process),
+and the seed-faithful loop and our rows take turns for ``--rounds`` rounds, so
+a slow spell on a shared machine lands on all of them; the table shows each
+row's median. Ends with ``speedup X.XX``: our best row with dropout over the
+seed-faithful loop.
 
 bf16 autocast pays only where the CPU has bfloat16 instructions (avx512_bf16 or
 amx_bf16): on an AVX2-only CPU its matmuls ran about 25 times slower than float32
@@ -16,9 +21,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import multiprocessing
 import random
+import statistics
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import torch
@@ -64,6 +72,16 @@ def ours(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup: int, **
     return measured.real_tokens / measured.seconds
 
 
+# Our rows, each adding one switch to the row before (label, GPTConfig switches, TrainerConfig switches).
+ROWS = [
+    ("sdpa, trimmed, 8 length buckets", {}, dict(shuffle=True, trim_padding=True, length_buckets=8)),
+    ("+ fast CPU dropout", dict(fast_dropout=True), {}),
+    ("+ 32 length buckets", {}, dict(length_buckets=32)),
+    ("+ glibc keeps freed memory", {}, dict(keep_freed_memory=True)),
+]
+NO_DROPOUT = dict(embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
+
+
 def cpu_has_bf16() -> bool:
     """Does this CPU have bfloat16 matmul instructions (Linux /proc/cpuinfo flags)?"""
     try:
@@ -73,44 +91,70 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--steps", type=int, default=12)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
-                        help="measure bf16 autocast rows; auto: only if the CPU has bf16 instructions")
-    args = parser.parse_args(argv)
-    has_bf16 = cpu_has_bf16()
-    bf16 = args.bf16 == "on" or (args.bf16 == "auto" and has_bf16)
+def measure(args: argparse.Namespace, model_switches: dict | None, trainer_switches: dict) -> float:
+    """Real-text tokens per second of one row (``model_switches`` None: the seed-faithful loop)."""
     if args.threads:
         torch.set_num_threads(args.threads)
     parts = load_notebooks(notebook_paths(REPO / "solutions" / "a5"), module_name="bench_reference")
     random.seed(0)
     dataset = parts.CharCorruptionDataset(read_text(Path(args.data_dir) / "wiki.txt"), 128)
-    mconf = GPTConfig(dataset.vocab_size, 128)  # the seed's config, dropout 0.1 everywhere
-    print(f"corpus {args.data_dir}: {len(dataset)} documents; batch {args.batch_size}; "
-          f"{args.steps} timed steps after {args.warmup}; threads {torch.get_num_threads()}; "
-          f"CPU {torch.backends.cpu.get_cpu_capability()}, bf16 instructions {'yes' if has_bf16 else 'no'}, "
-          f"bf16 rows {'on' if bf16 else 'off'}", flush=True)
-    base = seed_faithful(dataset, mconf, args.batch_size, args.steps, args.warmup)
-    print(f"seed-faithful (manual attention, padded, fp32): {base:8.0f} real tokens/s", flush=True)
-    fp32 = dict(shuffle=True, trim_padding=True, length_buckets=8)
-    configs = [("sdpa + trim + buckets", fp32)] + ([("sdpa + trim + buckets + bf16", dict(fp32, autocast_bf16=True))]
-                                                   if bf16 else [])
-    results = {}
-    for label, switches in configs:
-        results[label] = ours(dataset, mconf, args.batch_size, args.steps, args.warmup, **switches)
-        print(f"ours, {label:<38}: {results[label]:8.0f} real tokens/s ({results[label] / base:.2f}x)", flush=True)
+    if model_switches is None:
+        return seed_faithful(dataset, GPTConfig(dataset.vocab_size, 128), args.batch_size, args.steps, args.warmup)
+    mconf = GPTConfig(dataset.vocab_size, 128, **model_switches)  # the seed's config, dropout 0.1 unless switched off
+    return ours(dataset, mconf, args.batch_size, args.steps, args.warmup, **trainer_switches)
+
+
+def planned_rows(bf16: bool) -> list[tuple[str, dict | None, dict, bool]]:
+    """(label, model switches or None for the seed, trainer switches, counts toward the speedup)."""
+    rows: list[tuple[str, dict | None, dict, bool]] = [("seed-faithful (manual attention, padded, fp32)", None, {}, False)]
+    model_switches: dict = {}
+    trainer_switches: dict = {}
+    for label, model_more, trainer_more in ROWS:
+        model_switches, trainer_switches = {**model_switches, **model_more}, {**trainer_switches, **trainer_more}
+        rows.append((f"ours, {label}", model_switches, trainer_switches, True))
     # reported apart: the goal keeps the seed's dropout
-    no_dropout = GPTConfig(dataset.vocab_size, 128, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
-    for label, switches in configs:
-        nd = ours(dataset, no_dropout, args.batch_size, args.steps, args.warmup, **switches)
-        print(f"ours, {label + ', no dropout':<38}: {nd:8.0f} real tokens/s ({nd / base:.2f}x), not counted",
-              flush=True)
-    best = max(results.values())
+    rows.append(("ours, all of the above, no dropout", {**model_switches, **NO_DROPOUT}, trainer_switches, False))
+    if bf16:
+        rows.append(("ours, all of the above + bf16 autocast", model_switches,
+                     {**trainer_switches, "autocast_bf16": True}, False))
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=8, help="timed steps per measurement")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps before them")
+    parser.add_argument("--rounds", type=int, default=3, help="measurements per row, taken in turns; medians shown")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
+                        help="measure a bf16 autocast row; auto: only if the CPU has bf16 instructions")
+    args = parser.parse_args(argv)
+    if not (Path(args.data_dir) / "wiki.txt").is_file():
+        parser.error(f"no wiki.txt in {args.data_dir}; pass --data-dir with the course's data folder")
+    has_bf16 = cpu_has_bf16()
+    bf16 = args.bf16 == "on" or (args.bf16 == "auto" and has_bf16)
+    rows = planned_rows(bf16)
+    print(f"corpus {args.data_dir}; batch {args.batch_size}; {args.steps} timed steps after {args.warmup}; "
+          f"{args.rounds} rounds; threads {args.threads or torch.get_num_threads()}; "
+          f"CPU {torch.backends.cpu.get_cpu_capability()}, bf16 instructions {'yes' if has_bf16 else 'no'}, "
+          f"bf16 row {'on' if bf16 else 'off'}", flush=True)
+    rates: dict[str, list[float]] = {label: [] for label, *_ in rows}
+    spawn = multiprocessing.get_context("spawn")
+    for round_ in range(1, args.rounds + 1):
+        for label, model_switches, trainer_switches, _ in rows:
+            # a fresh process per measurement: allocator settings and warm caches stay with their row
+            with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+                rate = pool.submit(measure, args, model_switches, trainer_switches).result()
+            rates[label].append(rate)
+            print(f"round {round_}: {label:<52}: {rate:8.0f} real tokens/s", flush=True)
+    base = statistics.median(rates[rows[0][0]])
+    print(f"\nmedian of {args.rounds} rounds, real-text tokens per second (x the seed-faithful loop):")
+    for label, _, _, counted in rows:
+        rate = statistics.median(rates[label])
+        print(f"{label:<60}: {rate:8.0f} ({rate / base:.2f}x){'' if counted or label == rows[0][0] else ', not counted'}")
+    best = max(statistics.median(rates[label]) for label, _, _, counted in rows if counted)
     print(f"speedup {best / base:.2f}")
     return 0
 

@@ -11,6 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .dropout import make_dropout, zero_dropped
+
 
 class AttentionConfig(Protocol):
     """What an attention layer reads from a GPTConfig."""
@@ -21,6 +23,27 @@ class AttentionConfig(Protocol):
     attn_pdrop: float
     resid_pdrop: float
     attention_impl: str
+    fast_dropout: bool  # optional: cheap CPU dropout masks (course_lib.dropout)
+
+
+def _fast_dropout(config: AttentionConfig) -> bool:
+    return bool(getattr(config, "fast_dropout", False))  # configs written before the switch lack it
+
+
+def causal_attention_dropout(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: float,
+                             causal_bias: torch.Tensor) -> torch.Tensor:
+    """dropout_p(softmax(QK^T / sqrt(hs) + causal)) V for CPU training, in few passes over the (T, T) weights.
+
+    q, k, v are (B, nh, T, hs); causal_bias is (>= T, >= T) with 0 on and below the
+    diagonal and -inf above. The scale and the mask ride inside one baddbmm, and
+    dropout's 1 / (1 - p) multiplies the (T, hs) output instead of the (T, T) weights.
+    Equal, in distribution and to float error, to the manual path with fast dropout.
+    """
+    B, nh, T, hs = q.shape
+    q2, k2, v2 = (t.reshape(B * nh, T, hs) for t in (q, k, v))
+    scores = torch.baddbmm(causal_bias[:T, :T], q2, k2.transpose(1, 2), alpha=1.0 / math.sqrt(hs))  # (B*nh, T, T)
+    att = zero_dropped(F.softmax(scores, dim=-1), p, 1.0)  # (B*nh, T, T)
+    return (att @ v2).mul_(1.0 / (1.0 - p)).view(B, nh, T, hs)
 
 
 def _check_input(x: torch.Tensor, n_embd: int, max_len: int) -> None:
@@ -35,6 +58,8 @@ class CausalSelfAttention(nn.Module):
 
     ``attention_impl="sdpa"`` calls torch's fused scaled_dot_product_attention;
     ``"manual"`` spells out softmax(QK^T/sqrt(hs)) V. They agree to float error.
+    With attention dropout in training on a CPU, SDPA falls back to a slow
+    unfused path, so ``fast_dropout`` sdpa configs take ``causal_attention_dropout`` there.
     """
 
     def __init__(self, config: AttentionConfig):
@@ -44,15 +69,18 @@ class CausalSelfAttention(nn.Module):
         self.key = nn.Linear(config.n_embd, config.n_embd)
         self.query = nn.Linear(config.n_embd, config.n_embd)
         self.value = nn.Linear(config.n_embd, config.n_embd)
-        self.attn_drop = nn.Dropout(config.attn_pdrop)
-        self.resid_drop = nn.Dropout(config.resid_pdrop)
+        self.attn_drop = make_dropout(config.attn_pdrop, _fast_dropout(config))
+        self.resid_drop = make_dropout(config.resid_pdrop, _fast_dropout(config))
         self.proj = nn.Linear(config.n_embd, config.n_embd)
         mask = torch.tril(torch.ones(config.block_size, config.block_size))
         self.register_buffer("mask", mask.view(1, 1, config.block_size, config.block_size), persistent=False)
+        self.register_buffer("causal_bias", torch.zeros_like(mask).masked_fill(mask == 0, float("-inf")),
+                             persistent=False)  # (block_size, block_size): 0 where allowed, -inf in the future
         self.n_head = config.n_head
         self.block_size = config.block_size
         self.attn_pdrop = config.attn_pdrop
         self.impl = config.attention_impl
+        self.fast_dropout = _fast_dropout(config)
 
     def _heads(self, t: torch.Tensor) -> torch.Tensor:
         B, T, C = t.size()
@@ -62,7 +90,10 @@ class CausalSelfAttention(nn.Module):
         _check_input(x, self.proj.in_features, self.block_size)
         B, T, C = x.size()
         k, q, v = self._heads(self.key(x)), self._heads(self.query(x)), self._heads(self.value(x))  # (B, nh, T, hs)
-        if self.impl == "sdpa":
+        dropping = self.training and self.attn_pdrop > 0
+        if self.impl == "sdpa" and self.fast_dropout and dropping and x.device.type == "cpu":
+            y = causal_attention_dropout(q, k, v, self.attn_pdrop, self.causal_bias)  # (B, nh, T, hs)
+        elif self.impl == "sdpa":
             p = self.attn_pdrop if self.training else 0.0
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B, nh, T, hs)
         else:
@@ -113,8 +144,8 @@ class SynthesizerAttentionBase(nn.Module):
         self.b2 = nn.Parameter(torch.zeros(config.block_size - 1))
         self.value = nn.Linear(config.n_embd, config.n_embd)
         self.proj = nn.Linear(config.n_embd, config.n_embd)
-        self.attn_drop = nn.Dropout(config.attn_pdrop)
-        self.resid_drop = nn.Dropout(config.resid_pdrop)
+        self.attn_drop = make_dropout(config.attn_pdrop, _fast_dropout(config))
+        self.resid_drop = make_dropout(config.resid_pdrop, _fast_dropout(config))
         mask = torch.tril(torch.ones(config.block_size, config.block_size))
         self.register_buffer("mask", mask.view(1, 1, config.block_size, config.block_size), persistent=False)
         self.n_head = config.n_head

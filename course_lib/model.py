@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import CausalSelfAttention
+from .dropout import make_dropout
 
 ATTENTION_IMPLS = ("sdpa", "manual")
 
@@ -25,6 +26,7 @@ class GPTConfig:
     resid_pdrop: float = 0.1  # dropout on each residual branch
     attn_pdrop: float = 0.1  # dropout on attention weights
     attention_impl: str = "sdpa"  # "sdpa" (fused, fast) or "manual" (readable); same numbers
+    fast_dropout: bool = False  # cheap dropout masks on CPU (course_lib.dropout): same rates, another random stream
 
     def __post_init__(self) -> None:
         for field in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
@@ -51,7 +53,7 @@ class Block(nn.Module):
             nn.Linear(config.n_embd, 4 * config.n_embd),
             nn.GELU(),
             nn.Linear(4 * config.n_embd, config.n_embd),
-            nn.Dropout(config.resid_pdrop),
+            make_dropout(config.resid_pdrop, config.fast_dropout),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -73,7 +75,7 @@ class GPT(nn.Module):
         self.attention_class = attention_class
         self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
         self.pos_emb = nn.Parameter(torch.zeros(1, config.block_size, config.n_embd))
-        self.drop = nn.Dropout(config.embd_pdrop)
+        self.drop = make_dropout(config.embd_pdrop, config.fast_dropout)
         self.blocks = nn.Sequential(*[Block(config, attention_class) for _ in range(config.n_layer)])
         self.ln_f = nn.LayerNorm(config.n_embd)
         self.head = nn.Linear(config.n_embd, config.vocab_size, bias=False)

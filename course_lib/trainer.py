@@ -21,7 +21,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from .checkpoint import save_params
-from .device import pick_device, seed_everything, set_threads
+from .device import keep_freed_memory, pick_device, seed_everything, set_threads
 
 EVENTS = ("on_batch_end", "on_epoch_end", "on_train_end")
 
@@ -49,6 +49,7 @@ class TrainerConfig:
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     seed: int | None = None  # seed torch/numpy/random before training; None leaves them
     num_threads: int | None = None  # CPU threads for torch; None: torch's default
+    keep_freed_memory: bool = False  # glibc keeps freed memory for reuse: no page faults on big tensors (whole process)
     autocast_bf16: bool = False  # run forward passes in bfloat16 autocast
     fused_adamw: bool = False  # fused AdamW kernel (CUDA only)
     progress: bool = True  # show a tqdm progress bar
@@ -99,16 +100,16 @@ def trim_collate(batch: list[tuple[torch.Tensor, torch.Tensor]]) -> tuple[torch.
     return x[:, :keep], y[:, :keep], width
 
 
-def bucket_batches(batch: list[tuple[torch.Tensor, torch.Tensor]], n_buckets: int, trim: bool):
-    """Sort ``n_buckets`` batches' worth of examples by length and cut them into that many batches.
+def bucket_batches(batch: list[tuple[torch.Tensor, torch.Tensor]], batch_size: int, trim: bool):
+    """Sort several batches' worth of examples by length and cut them into batches of ``batch_size``.
 
     Examples of similar length end up together, so trimming removes most padding.
-    The order of the resulting batches is shuffled so short and long ones alternate.
+    A short final load still gives full batches (and one remainder). The order
+    of the resulting batches is shuffled so short and long ones alternate.
     """
     lengths = [_used_width((x != 0) | (y != 0)) for x, y in batch]
     order = sorted(range(len(batch)), key=lengths.__getitem__)
-    size = math.ceil(len(batch) / n_buckets)
-    groups = [[batch[i] for i in order[k:k + size]] for k in range(0, len(order), size)]
+    groups = [[batch[i] for i in order[k:k + batch_size]] for k in range(0, len(order), batch_size)]
     collate = trim_collate if trim else full_collate
     return [collate(g) for g in (groups[i] for i in torch.randperm(len(groups)).tolist())]
 
@@ -165,7 +166,7 @@ class Trainer:
         collate = trim_collate if config.trim_padding else full_collate
         buckets = config.length_buckets if train else 1
         if buckets > 1:
-            collate = functools.partial(bucket_batches, n_buckets=buckets, trim=config.trim_padding)
+            collate = functools.partial(bucket_batches, batch_size=config.batch_size, trim=config.trim_padding)
         return DataLoader(
             dataset,
             batch_size=config.batch_size * buckets,
@@ -194,6 +195,8 @@ class Trainer:
         if config.seed is not None:
             seed_everything(config.seed)
         set_threads(config.num_threads)
+        if config.keep_freed_memory:
+            keep_freed_memory()
         self.device = pick_device(config.device)
         model = self.model.to(self.device)
         extra = {"fused": True} if config.fused_adamw and self.device.type == "cuda" else {}
@@ -263,8 +266,7 @@ class ProgressBar:
 
         if self.bar is None:
             config = trainer.config
-            per_epoch = math.ceil(len(trainer.train_dataset) / (config.batch_size * config.length_buckets)) \
-                * config.length_buckets
+            per_epoch = math.ceil(len(trainer.train_dataset) / config.batch_size)  # bucketed loads cut the same way
             total = per_epoch * config.max_epochs
             if config.max_steps is not None:
                 total = min(total, config.max_steps)

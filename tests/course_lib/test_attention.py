@@ -79,3 +79,45 @@ def test_gpt_takes_another_attention_class(reference):
     assert all(isinstance(b.attn, reference.SynthesizerAttention) for b in model.blocks)
     logits, _ = model(torch.zeros(2, 15, dtype=torch.long))
     assert logits.shape == (2, 15, 20)
+
+
+def test_cpu_dropout_attention_matches_the_manual_formula():
+    """Does causal_attention_dropout equal softmax(QK^T/sqrt(hs), causal), the same mask, /(1-p), times V, with equal gradients?"""
+    import math
+
+    from course_lib.attention import causal_attention_dropout
+    from course_lib.dropout import drop_mask
+
+    B, nh, T, hs, p = 2, 3, 9, 4, 0.25
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(B, nh, T, hs, requires_grad=True) for _ in range(3))
+    allowed = torch.tril(torch.ones(16, 16))
+    bias = torch.zeros(16, 16).masked_fill(allowed == 0, float("-inf"))
+    torch.manual_seed(7)
+    fast = causal_attention_dropout(q, k, v, p, bias)
+    torch.manual_seed(7)
+    drop = drop_mask((B * nh, T, T), p).view(B, nh, T, T)  # the same draw the function makes
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(hs)
+    att = torch.softmax(att.masked_fill(allowed[:T, :T] == 0, float("-inf")), dim=-1)
+    slow = att.masked_fill(drop, 0.0) / (1 - p) @ v
+    assert torch.allclose(fast, slow, atol=1e-5)
+    g = torch.randn_like(fast)
+    fast_grads = torch.autograd.grad(fast, (q, k, v), g)
+    slow_grads = torch.autograd.grad(slow, (q, k, v), g)
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(fast_grads, slow_grads))
+
+
+def test_fast_dropout_attention_takes_the_cpu_path_only_when_dropping():
+    """Does a fast_dropout layer use the CPU dropout path in training and plain SDPA in eval?"""
+    from unittest import mock
+
+    import course_lib.attention as attention
+
+    torch.manual_seed(0)
+    layer = CausalSelfAttention(GPTConfig(10, 16, n_head=2, n_embd=8, fast_dropout=True))
+    x = torch.randn(2, 5, 8)
+    with mock.patch.object(attention, "causal_attention_dropout", wraps=attention.causal_attention_dropout) as spy:
+        layer.train()(x)
+        assert spy.call_count == 1
+        layer.eval()(x)
+        assert spy.call_count == 1

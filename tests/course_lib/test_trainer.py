@@ -99,9 +99,18 @@ def test_length_buckets_group_similar_lengths():
         x = torch.zeros(15, dtype=torch.long)
         x[:n] = 2
         batch.append((x, x.clone()))
-    groups = bucket_batches(batch, n_buckets=2, trim=True)
+    groups = bucket_batches(batch, batch_size=4, trim=True)
     assert sorted(g[0].size(1) for g in groups) == [6, 12]
     assert sum(g[0].size(0) for g in groups) == 8 and all(g[2] == 15 for g in groups)
+
+
+def test_short_final_load_keeps_full_batches():
+    """Does a load of fewer than n_buckets batches still give batches of batch_size (and one remainder)?"""
+    from course_lib.trainer import bucket_batches
+
+    torch.manual_seed(0)
+    batch = [(torch.full((6,), 2), torch.full((6,), 2)) for _ in range(10)]
+    assert sorted(g[0].size(0) for g in bucket_batches(batch, batch_size=4, trim=False)) == [2, 4, 4]
 
 
 def test_callback_can_stop_training():
