@@ -1,8 +1,9 @@
 """Dropout whose masks are cheap to draw on a CPU (same distribution, another random stream).
 
 torch's CPU dropout draws one Bernoulli sample per element from a serial
-Mersenne Twister on most CPUs (its parallel MKL path is Intel-only) and keeps a
-float mask; at the seed's config that was most of the cost of dropout. Here
+Mersenne Twister on non-Intel CPUs (its parallel MKL path checks for an Intel
+CPU) and keeps a float mask; on this AMD machine at the seed's config that was
+most of the cost of dropout. Here
 each 64-bit draw of the same generator yields four 16-bit numbers, an element
 is dropped when its number falls in the lowest ``round(p * 65536)`` of the
 65,536 values (p = 0.1 drops with probability 0.1000061), and a one-byte mask
