@@ -69,8 +69,9 @@ class CausalSelfAttention(nn.Module):
         self.key = nn.Linear(config.n_embd, config.n_embd)
         self.query = nn.Linear(config.n_embd, config.n_embd)
         self.value = nn.Linear(config.n_embd, config.n_embd)
-        self.attn_drop = make_dropout(config.attn_pdrop, _fast_dropout(config))
-        self.resid_drop = make_dropout(config.resid_pdrop, _fast_dropout(config))
+        self.fast_dropout = _fast_dropout(config)
+        self.attn_drop = make_dropout(config.attn_pdrop, self.fast_dropout)
+        self.resid_drop = make_dropout(config.resid_pdrop, self.fast_dropout)
         self.proj = nn.Linear(config.n_embd, config.n_embd)
         mask = torch.tril(torch.ones(config.block_size, config.block_size))
         self.register_buffer("mask", mask.view(1, 1, config.block_size, config.block_size), persistent=False)
@@ -80,7 +81,6 @@ class CausalSelfAttention(nn.Module):
         self.block_size = config.block_size
         self.attn_pdrop = config.attn_pdrop
         self.impl = config.attention_impl
-        self.fast_dropout = _fast_dropout(config)
 
     def _heads(self, t: torch.Tensor) -> torch.Tensor:
         B, T, C = t.size()
@@ -144,8 +144,9 @@ class SynthesizerAttentionBase(nn.Module):
         self.b2 = nn.Parameter(torch.zeros(config.block_size - 1))
         self.value = nn.Linear(config.n_embd, config.n_embd)
         self.proj = nn.Linear(config.n_embd, config.n_embd)
-        self.attn_drop = make_dropout(config.attn_pdrop, _fast_dropout(config))
-        self.resid_drop = make_dropout(config.resid_pdrop, _fast_dropout(config))
+        fast = _fast_dropout(config)
+        self.attn_drop = make_dropout(config.attn_pdrop, fast)
+        self.resid_drop = make_dropout(config.resid_pdrop, fast)
         mask = torch.tril(torch.ones(config.block_size, config.block_size))
         self.register_buffer("mask", mask.view(1, 1, config.block_size, config.block_size), persistent=False)
         self.n_head = config.n_head

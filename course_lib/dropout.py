@@ -13,6 +13,8 @@ torch's own dropout is already fast and is used unchanged.
 """
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -22,9 +24,7 @@ _LEVELS = 1 << 16  # 16-bit numbers: the drop probability is a multiple of 1/655
 
 def drop_mask(shape: torch.Size | tuple[int, ...], p: float) -> torch.Tensor:
     """Bool tensor of ``shape``, True where an element is dropped (probability p to 1/65536)."""
-    n = 1
-    for size in shape:
-        n *= size
+    n = math.prod(shape)
     words = torch.empty((n + 3) // 4, dtype=torch.int64).random_(-(2 ** 63), None)  # 64 random bits each
     numbers = words.view(torch.int16)[:n].view(shape)  # uniform on [-32768, 32767]
     return numbers < round(p * _LEVELS) - _LEVELS // 2
