@@ -11,6 +11,12 @@ a slow spell on a shared machine lands on all of them; the table shows each
 row's median. Ends with ``speedup X.XX``: our best row with dropout over the
 seed-faithful loop.
 
+Before that it prints a ceiling: each row's matrix multiplies (counted from its
+batch shapes, forward and backward) at this machine's best float32 matmul speed.
+A row's "matmul share" is the part of its time those multiplies would take there;
+the ceiling is the rate our best dropout row could reach if everything else
+(softmax, dropout, GELU, layer norms, the optimizer) took no time at all.
+
 bf16 autocast pays only where the CPU has bfloat16 instructions (avx512_bf16 or
 amx_bf16): on an AVX2-only CPU its matmuls ran about 25 times slower than float32
 here, so by default (``--bf16 auto``) its rows are measured only on such CPUs.
@@ -27,9 +33,11 @@ import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from torch import nn
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -38,10 +46,31 @@ from course_lib.data_files import read_text  # noqa: E402
 from course_lib.model import GPT, GPTConfig  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
 from course_lib.trainer import TrainerConfig  # noqa: E402
-from compute_ceiling import measure_steps  # noqa: E402  (this folder is on sys.path when run as a script)
+from compute_ceiling import matmul_gflops, measure_steps  # noqa: E402  (this folder is on sys.path when run as a script)
 
 
-def seed_faithful(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup: int) -> float:
+@dataclass
+class Rate:
+    """One measurement of one row."""
+
+    tokens_per_second: float  # real-text tokens (targets that are not PAD) per second
+    matmul_flops_per_token: float  # matrix-multiply operations per real token, forward and backward
+
+
+def matmul_flops(model: nn.Module, n_layer: int, n_embd: int, shapes: list[tuple[int, int]]) -> int:
+    """Matrix-multiply operations of GPT training steps on inputs of these (batch, width) shapes.
+
+    Every Linear does 2 operations per weight and position forward and 4 backward
+    (the gradients of its input and its weight); each attention layer multiplies
+    (T, hs) by (hs, T) and (T, T) by (T, hs) in every head, 4 * B * T^2 * C forward
+    and twice that backward. Softmax, dropout, GELU, norms and the optimizer are
+    left out: this is the work a matmul-bound step cannot avoid.
+    """
+    weights = sum(m.weight.numel() for m in model.modules() if isinstance(m, nn.Linear))
+    return sum(6 * b * t * weights + 12 * n_layer * b * t * t * n_embd for b, t in shapes)
+
+
+def seed_faithful(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup: int) -> Rate:
     """The seed's loop: manual attention, padded batches, fp32, AdamW on every non-bias weight."""
     torch.manual_seed(0)
     model = GPT(GPTConfig(**{**mconf.__dict__, "attention_impl": "manual"}))
@@ -51,25 +80,29 @@ def seed_faithful(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=6e-3, betas=(0.9, 0.95))
     loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=False)
-    real, start = 0, None
+    real, start, shapes = 0, None, []
     for i, (x, y) in enumerate(itertools.islice(itertools.cycle(loader), warmup + steps)):
         if i == warmup:
-            start, real = time.perf_counter(), 0
+            start, real, shapes = time.perf_counter(), 0, []
         _, loss = model(x, y)
         model.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         real += int((y != 0).sum())
-    return real / (time.perf_counter() - start)
+        shapes.append(tuple(x.shape))
+    seconds = time.perf_counter() - start
+    return Rate(real / seconds, matmul_flops(model, mconf.n_layer, mconf.n_embd, shapes) / real)
 
 
-def ours(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup: int, **switches) -> float:
+def ours(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup: int, **switches) -> Rate:
     torch.manual_seed(0)
     config = TrainerConfig(max_epochs=10_000, batch_size=batch_size, learning_rate=6e-3, progress=False,
                            max_steps=warmup + steps, **switches)
-    measured = measure_steps(GPT(mconf), dataset, config, warmup)
-    return measured.real_tokens / measured.seconds
+    model = GPT(mconf)
+    measured = measure_steps(model, dataset, config, warmup)
+    flops = matmul_flops(model, mconf.n_layer, mconf.n_embd, measured.shapes)
+    return Rate(measured.real_tokens / measured.seconds, flops / measured.real_tokens)
 
 
 # Our rows, each adding one switch to the row before (label, GPTConfig switches, TrainerConfig switches).
@@ -91,8 +124,8 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def measure(args: argparse.Namespace, model_switches: dict | None, trainer_switches: dict) -> float:
-    """Real-text tokens per second of one row (``model_switches`` None: the seed-faithful loop)."""
+def measure(args: argparse.Namespace, model_switches: dict | None, trainer_switches: dict) -> Rate:
+    """Real-text tokens per second of one row and its matmul work (``model_switches`` None: the seed-faithful loop)."""
     if args.threads:
         torch.set_num_threads(args.threads)
     parts = load_notebooks(notebook_paths(REPO / "solutions" / "a5"), module_name="bench_reference")
@@ -102,6 +135,14 @@ def measure(args: argparse.Namespace, model_switches: dict | None, trainer_switc
         return seed_faithful(dataset, GPTConfig(dataset.vocab_size, 128), args.batch_size, args.steps, args.warmup)
     mconf = GPTConfig(dataset.vocab_size, 128, **model_switches)  # the seed's config, dropout 0.1 unless switched off
     return ours(dataset, mconf, args.batch_size, args.steps, args.warmup, **trainer_switches)
+
+
+def matmul_ceiling(args: argparse.Namespace) -> float:
+    """This machine's best float32 matmul GFLOP/s: a big square product or the seed model's MLP at a trimmed batch."""
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    width = GPTConfig.n_embd
+    return max(matmul_gflops(2048, 2048, 2048), matmul_gflops(args.batch_size * 64, width, 4 * width))
 
 
 def planned_rows(bf16: bool) -> list[tuple[str, dict | None, dict, bool]]:
@@ -140,7 +181,8 @@ def main(argv=None) -> int:
           f"{args.rounds} rounds; threads {args.threads or torch.get_num_threads()}; "
           f"CPU {torch.backends.cpu.get_cpu_capability()}, bf16 instructions {'yes' if has_bf16 else 'no'}, "
           f"bf16 row {'on' if bf16 else 'off'}", flush=True)
-    rates: dict[str, list[float]] = {label: [] for label, *_ in rows}
+    rates: dict[str, list[Rate]] = {label: [] for label, *_ in rows}
+    peaks: list[float] = []
     spawn = multiprocessing.get_context("spawn")
     for round_ in range(1, args.rounds + 1):
         for label, model_switches, trainer_switches, _ in rows:
@@ -148,14 +190,28 @@ def main(argv=None) -> int:
             with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
                 rate = pool.submit(measure, args, model_switches, trainer_switches).result()
             rates[label].append(rate)
-            print(f"round {round_}: {label:<52}: {rate:8.0f} real tokens/s", flush=True)
-    base = statistics.median(rates[rows[0][0]])
-    print(f"\nmedian of {args.rounds} rounds, real-text tokens per second (x the seed-faithful loop):")
+            print(f"round {round_}: {label:<52}: {rate.tokens_per_second:8.0f} real tokens/s", flush=True)
+        with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:  # the machine's speed drifts: once a round
+            peaks.append(pool.submit(matmul_ceiling, args).result())
+        print(f"round {round_}: best float32 matmul: {peaks[-1]:.0f} GFLOP/s", flush=True)
+    peak = statistics.median(peaks)
+
+    def median(label: str, field: str) -> float:
+        return statistics.median(getattr(rate, field) for rate in rates[label])
+
+    base = median(rows[0][0], "tokens_per_second")
+    print(f"\nmedian of {args.rounds} rounds, real-text tokens per second (x the seed-faithful loop); "
+          f"matmul share at {peak:.0f} GFLOP/s, the best float32 matmul (median of the rounds):")
     for label, _, _, counted in rows:
-        rate = statistics.median(rates[label])
-        print(f"{label:<60}: {rate:8.0f} ({rate / base:.2f}x){'' if counted or label == rows[0][0] else ', not counted'}")
-    best = max(statistics.median(rates[label]) for label, _, _, counted in rows if counted)
-    print(f"speedup {best / base:.2f}")
+        rate = median(label, "tokens_per_second")
+        share = rate * median(label, "matmul_flops_per_token") / (peak * 1e9)
+        print(f"{label:<60}: {rate:8.0f} ({rate / base:.2f}x), matmul share {share:.0%}"
+              f"{'' if counted or label == rows[0][0] else ', not counted'}")
+    best = max((label for label, _, _, counted in rows if counted), key=lambda label: median(label, "tokens_per_second"))
+    ceiling = peak * 1e9 / median(best, "matmul_flops_per_token")
+    print(f"ceiling: our best dropout row ({best.removeprefix('ours, ')}) with everything but its matmuls free: "
+          f"{ceiling:,.0f} real tokens/s ({ceiling / base:.2f}x)")
+    print(f"speedup {median(best, 'tokens_per_second') / base:.2f}")
     return 0
 
 

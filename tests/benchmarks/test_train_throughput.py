@@ -7,11 +7,15 @@ import math
 import sys
 from pathlib import Path
 
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))  # it imports compute_ceiling as a sibling
 spec = importlib.util.spec_from_file_location("train_throughput", REPO / "benchmarks" / "train_throughput.py")
 train_throughput = importlib.util.module_from_spec(spec)
+sys.modules["train_throughput"] = train_throughput  # its dataclass looks its module up there
 spec.loader.exec_module(train_throughput)
 
 
@@ -34,4 +38,18 @@ def test_a_row_and_the_seed_loop_measure_real_tokens(original_data):
     fast_model, fast_trainer = rows["ours, + 32 length buckets"]  # the allocator row would outlive the test
     for model_switches, trainer_switches in [(None, {}), (fast_model, fast_trainer)]:
         rate = train_throughput.measure(args, model_switches, trainer_switches)
-        assert rate > 0 and math.isfinite(rate)
+        assert rate.tokens_per_second > 0 and math.isfinite(rate.tokens_per_second)
+        assert rate.matmul_flops_per_token > 0
+
+
+def test_matmul_count_matches_torchs_flop_counter():
+    """Does the matmul count of a training step equal what torch's FLOP counter sees in forward and backward?"""
+    from course_lib.model import GPT, GPTConfig
+
+    config = GPTConfig(vocab_size=11, block_size=16, n_layer=2, n_head=2, n_embd=8, attention_impl="manual")
+    model = GPT(config)
+    x = torch.randint(1, 11, (3, 7))
+    with FlopCounterMode(display=False) as counter:
+        _, loss = model(x, x)
+        loss.backward()
+    assert train_throughput.matmul_flops(model, 2, 8, [(3, 7)]) == counter.get_total_flops()
