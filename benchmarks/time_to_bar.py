@@ -26,30 +26,7 @@ from course_lib.checkpoint import save_params  # noqa: E402
 from course_lib.evaluation import baseline_accuracy  # noqa: E402
 from course_lib.presets import get_preset, with_overrides  # noqa: E402
 from course_lib.runs import DEV, TRAIN, run  # noqa: E402
-
-
-def plot_rows(rows: list[dict], label: str, place: str, base: float, path: Path) -> None:
-    """Dev accuracy (%) against total wall minutes, with the baseline and the pass bar."""
-    import textwrap
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 5))
-    # a preset with --set overrides has a long name: wrap it into a legend below the axes
-    ax.plot([r["total_minutes"] for r in rows], [100 * r["dev_accuracy"] for r in rows], "o-",
-            label=textwrap.fill(label.replace(",", ", "), 90, break_on_hyphens=False))
-    ax.axhline(100 * base, color="k", linestyle="--", label=f"always {place}")
-    ax.axhline(10, color="r", linestyle=":", label="pass bar 10%")
-    ax.set_xlabel("wall minutes (pretrain + finetune + eval)")
-    ax.set_ylabel("dev accuracy (%)")
-    ax.set_ylim(0, max(11, ax.get_ylim()[1]))  # the pass bar stays in view
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+from plot_time_to_bar import plot_runs  # noqa: E402  (this folder is on sys.path when run as a script)
 
 
 def main(argv=None) -> int:
@@ -123,7 +100,7 @@ def main(argv=None) -> int:
         writer.writeheader()
         writer.writerows(rows)
 
-    plot_rows(rows, preset.name, place, base, out / "accuracy_vs_time.png")
+    plot_runs([(preset.name, rows)], place, base, out / "accuracy_vs_time.png")
     print(f"wrote {out / 'results.csv'} and {out / 'accuracy_vs_time.png'}")
     return 0
 
