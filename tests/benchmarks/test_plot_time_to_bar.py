@@ -28,12 +28,13 @@ def test_a_long_preset_name_lays_out_without_warnings(tmp_path):
 def test_the_command_plots_results_files_and_skips_empty_ones(tmp_path, capsys):
     """Does the command draw every results.csv time_to_bar.py wrote and say which it skipped?"""
     full, empty = tmp_path / "a.csv", tmp_path / "b.csv"
+    fields = ["preset", "variant", "pretrain_minutes", "total_minutes", "dev_accuracy"]  # as time_to_bar.py writes
     with open(full, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["preset", "variant", "pretrain_minutes", "total_minutes", "dev_accuracy"])
+        writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerow(dict(preset=LONG_NAME, variant="vanilla", pretrain_minutes=30, total_minutes=30.3,
                              dev_accuracy=0.024))
-    empty.write_text("preset,variant,pretrain_minutes,total_minutes,dev_accuracy\n")
+    empty.write_text(",".join(fields) + "\n")
     out = tmp_path / "plots" / "all.png"
     assert plot_time_to_bar.main([str(full), str(empty), "--out", str(out)]) == 0
     assert out.stat().st_size > 10_000
