@@ -4,8 +4,9 @@
         --out outputs/time_to_bar/all_configs.png
 
 Each results.csv is one configuration (labelled by its preset and variant, or by
---labels); the horizontal lines are the 10% pass bar and the 5% "London" baseline of
-the original data. ``plot_runs`` also draws time_to_bar.py's own plot.
+--labels); the horizontal lines are the 10% pass bar and the baseline of --data-dir
+(always answering its training set's most common place: "London", 5.0% of the
+original dev set). ``plot_runs`` also draws time_to_bar.py's own plot.
 """
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import argparse
 import csv
 import sys
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NEEDED = ("preset", "variant", "total_minutes", "dev_accuracy")  # the results.csv columns the plot reads
 
 
 def plot_runs(runs: list[tuple[str, list[dict]]], place: str, base: float, path: Path) -> None:
@@ -50,6 +54,8 @@ def main(argv=None) -> int:
     parser.add_argument("results", nargs="+", help="results.csv files written by time_to_bar.py")
     parser.add_argument("--labels", default=None, help="comma-separated labels, one per file")
     parser.add_argument("--out", default="outputs/time_to_bar/all_configs.png")
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"),
+                        help="the data the runs were scored on (time_to_bar.py's --data-dir), for the baseline line")
     args = parser.parse_args(argv)
     labels = args.labels.split(",") if args.labels else [None] * len(args.results)
     if len(labels) != len(args.results):
@@ -57,15 +63,29 @@ def main(argv=None) -> int:
 
     runs = []
     for path, label in zip(args.results, labels):
+        if not Path(path).is_file():
+            parser.error(f"{path}: no such results file")
         with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
+            reader = csv.DictReader(f)
+            rows = list(reader)
+        missing = set(NEEDED) - set(reader.fieldnames or [])
+        if missing:
+            parser.error(f"{path}: not a time_to_bar.py results file (no column {', '.join(sorted(missing))})")
         if not rows:
             print(f"{path}: no rows, skipped", file=sys.stderr)
             continue
         runs.append((label or f"{rows[0]['preset']} {rows[0]['variant']}", rows))
+    sys.path.insert(0, str(REPO))
+    from course_lib.evaluation import baseline_accuracy
+    from course_lib.runs import DEV, TRAIN
+
+    try:
+        place, base = baseline_accuracy(Path(args.data_dir) / TRAIN, Path(args.data_dir) / DEV)
+    except (FileNotFoundError, ValueError) as err:
+        parser.error(f"--data-dir: {err}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    plot_runs(runs, "London", 0.05, out)
+    plot_runs(runs, place, base, out)
     print(f"wrote {out}")
     return 0
 
