@@ -65,7 +65,8 @@ def test_the_baseline_line_comes_from_the_data(tmp_path, monkeypatch):
                         lambda runs, place, base, path: drawn.update(place=place, base=base))
     results = write_results(tmp_path / "a.csv", [dict(preset="cpu", variant="vanilla", pretrain_minutes=8,
                                                       total_minutes=9.1, dev_accuracy=0.4)])
-    plot_time_to_bar.main([str(results), "--out", str(tmp_path / "p.png"), "--data-dir", str(write_data(tmp_path / "d"))])
+    data = write_data(tmp_path / "d")
+    plot_time_to_bar.main([str(results), "--out", str(tmp_path / "p.png"), "--data-dir", str(data)])
     assert drawn == dict(place="Paris", base=0.25)
 
 
