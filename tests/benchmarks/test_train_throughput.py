@@ -28,7 +28,9 @@ def test_rows_build_up_and_only_dropout_rows_count():
         assert before[1].items() <= after[1].items() and set(before[2]) <= set(after[2])
     assert all(r[1].get("attn_pdrop", 0.1) == 0.1 for r in counted)
     assert rows[-1][1]["attn_pdrop"] == 0.0 and not rows[-1][3]
-    assert any(r[2].get("autocast_bf16") for r in train_throughput.planned_rows(bf16=True))
+    assert not any(r[2].get("autocast_bf16") for r in rows)
+    mixed = [r for r in train_throughput.planned_rows(bf16=True) if r[2].get("autocast_bf16")]
+    assert len(mixed) == 1 and mixed[0][3] and mixed[0][1] == counted[-1][1]  # the seed's dropout, counted
 
 
 def test_a_row_and_the_seed_loop_measure_real_tokens(original_data):

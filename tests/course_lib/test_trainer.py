@@ -123,3 +123,18 @@ def test_callback_can_stop_training():
 
     trainer.add_callback("on_batch_end", stop_at_three)
     assert len(trainer.train()) == 3
+
+
+def test_bf16_autocast_follows_the_float32_run():
+    """Does a seeded run under bf16 autocast see nearly the losses of the same run in float32?"""
+    losses = {}
+    for bf16 in (False, True):
+        torch.manual_seed(0)
+        model = GPT(GPTConfig(8, 8, n_layer=1, n_head=2, n_embd=16, embd_pdrop=0, resid_pdrop=0, attn_pdrop=0))
+        config = TrainerConfig(max_epochs=10, batch_size=8, learning_rate=1e-2, seed=0, progress=False,
+                               autocast_bf16=bf16)
+        losses[bf16] = [h["loss"] for h in Trainer(model, Memorise(), None, config).train()]
+    assert losses[True][-1] < 0.5 * losses[True][0]  # it trains
+    # bfloat16 keeps 8 bits of mantissa: close (under 0.5% here), not the same numbers
+    assert losses[True] != losses[False]
+    assert max(abs(a / b - 1) for a, b in zip(losses[True], losses[False])) < 0.02
