@@ -158,9 +158,11 @@ def planned_rows(bf16: bool) -> list[tuple[str, dict | None, dict, bool]]:
         rows.append((f"ours, {label}", model_switches, trainer_switches, True))
     # reported apart: the goal keeps the seed's dropout
     rows.append(("ours, all of the above, no dropout", {**model_switches, **NO_DROPOUT}, trainer_switches, False))
-    if bf16:  # the seed's model and dropout, in mixed precision: counted
-        rows.append(("ours, all of the above + bf16 autocast", model_switches,
-                     {**trainer_switches, "autocast_bf16": True}, True))
+    if bf16:  # the seed's model and dropout, in mixed precision: counted; without dropout: apart
+        mixed = {**trainer_switches, "autocast_bf16": True}
+        rows.append(("ours, all of the above + bf16 autocast", model_switches, mixed, True))
+        rows.append(("ours, all of the above + bf16 autocast, no dropout", {**model_switches, **NO_DROPOUT}, mixed,
+                     False))
     return rows
 
 

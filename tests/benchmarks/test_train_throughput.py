@@ -30,7 +30,8 @@ def test_rows_build_up_and_only_dropout_rows_count():
     assert rows[-1][1]["attn_pdrop"] == 0.0 and not rows[-1][3]
     assert not any(r[2].get("autocast_bf16") for r in rows)
     mixed = [r for r in train_throughput.planned_rows(bf16=True) if r[2].get("autocast_bf16")]
-    assert len(mixed) == 1 and mixed[0][3] and mixed[0][1] == counted[-1][1]  # the seed's dropout, counted
+    assert mixed[0][3] and mixed[0][1] == counted[-1][1]  # the seed's dropout, counted
+    assert mixed[1][1]["attn_pdrop"] == 0.0 and not mixed[1][3] and len(mixed) == 2
 
 
 def test_a_row_and_the_seed_loop_measure_real_tokens(original_data):
