@@ -38,12 +38,15 @@ def causal_attention_dropout(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, 
     diagonal and -inf above. The scale and the mask ride inside one baddbmm, and
     dropout's 1 / (1 - p) multiplies the (T, hs) output instead of the (T, T) weights.
     Equal, in distribution and to float error, to the manual path with fast dropout.
+    With p = 0 no mask is drawn (the bf16 path below).
     """
     B, nh, T, hs = q.shape
     q2, k2, v2 = (t.reshape(B * nh, T, hs) for t in (q, k, v))
     scores = torch.baddbmm(causal_bias[:T, :T], q2, k2.transpose(1, 2), alpha=1.0 / math.sqrt(hs))  # (B*nh, T, T)
-    att = zero_dropped(F.softmax(scores, dim=-1), p, 1.0)  # (B*nh, T, T)
-    return (att @ v2).mul_(1.0 / (1.0 - p)).view(B, nh, T, hs)
+    att = F.softmax(scores, dim=-1)  # (B*nh, T, T)
+    if p == 0.0:
+        return (att @ v2).view(B, nh, T, hs)
+    return (zero_dropped(att, p, 1.0) @ v2).mul_(1.0 / (1.0 - p)).view(B, nh, T, hs)
 
 
 def _check_input(x: torch.Tensor, n_embd: int, max_len: int) -> None:
@@ -60,6 +63,9 @@ class CausalSelfAttention(nn.Module):
     ``"manual"`` spells out softmax(QK^T/sqrt(hs)) V. They agree to float error.
     With attention dropout in training on a CPU, SDPA falls back to a slow
     unfused path, so ``fast_dropout`` sdpa configs take ``causal_attention_dropout`` there.
+    Its CPU kernel in bfloat16 (under bf16 autocast) is slower still, ~4x the
+    baddbmm path at the seed's shape, so bf16 without attention dropout takes that
+    path too.
     """
 
     def __init__(self, config: AttentionConfig):
@@ -91,8 +97,11 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.size()
         k, q, v = self._heads(self.key(x)), self._heads(self.query(x)), self._heads(self.value(x))  # (B, nh, T, hs)
         dropping = self.training and self.attn_pdrop > 0
-        if self.impl == "sdpa" and self.fast_dropout and dropping and x.device.type == "cpu":
+        on_cpu = self.impl == "sdpa" and x.device.type == "cpu"
+        if on_cpu and self.fast_dropout and dropping:
             y = causal_attention_dropout(q, k, v, self.attn_pdrop, self.causal_bias)  # (B, nh, T, hs)
+        elif on_cpu and q.dtype == torch.bfloat16 and not dropping:
+            y = causal_attention_dropout(q, k, v, 0.0, self.causal_bias)  # (B, nh, T, hs)
         elif self.impl == "sdpa":
             p = self.attn_pdrop if self.training else 0.0
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B, nh, T, hs)

@@ -121,3 +121,22 @@ def test_fast_dropout_attention_takes_the_cpu_path_only_when_dropping():
         assert spy.call_count == 1
         layer.eval()(x)
         assert spy.call_count == 1
+
+
+def test_bf16_attention_on_the_cpu_skips_sdpa_and_agrees_with_float32():
+    """Under bf16 autocast on the CPU, does attention without dropout avoid SDPA's slow bf16 kernel and agree with float32?"""
+    from unittest import mock
+
+    import course_lib.attention as attention
+
+    torch.manual_seed(0)
+    layer = CausalSelfAttention(GPTConfig(10, 16, n_head=2, n_embd=8, attn_pdrop=0.0, resid_pdrop=0.0))
+    x = torch.randn(2, 5, 8)
+    exact = layer(x)
+    with mock.patch.object(attention.F, "scaled_dot_product_attention", side_effect=AssertionError("SDPA called")):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            mixed = layer(x)
+            mixed_eval = layer.eval()(x)
+    assert mixed.dtype == torch.bfloat16
+    assert torch.allclose(mixed.float(), exact, atol=2e-2) and torch.equal(mixed, mixed_eval)
+    assert torch.allclose(layer(x), exact, atol=1e-6)  # float32 keeps SDPA
