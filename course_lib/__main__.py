@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from . import runs as runs_module
-from .presets import PRESETS
+from .presets import PRESETS, get_preset, with_overrides
 
 
 def _world(args: argparse.Namespace) -> int:
@@ -19,10 +19,11 @@ def _world(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    preset = with_overrides(get_preset(args.preset), args.settings)
     results = []
     for name in args.names:
         result = runs_module.run(
-            name, args.notebooks, preset=args.preset, data_dir=args.data_dir, out_dir=args.out_dir,
+            name, args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=args.out_dir,
             seed=args.seed, device=args.device, progress=not args.quiet, num_threads=args.threads,
         )
         line = f"{name}: wrote {', '.join(result.written)} in {result.seconds:.1f}s"
@@ -63,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     run.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--set", dest="settings", action="append", default=[], metavar="SECTION.FIELD=VALUE",
+                     help="change one field of the preset, e.g. all.autocast_bf16=True (repeatable; SECTION is "
+                          "model, pretrain, finetune_without_pretrain, finetune_with_pretrain or all)")
     run.set_defaults(func=_run)
 
     demo = sub.add_parser("demo", help="the main job: the assignment's lesson on the synthetic world, on a CPU")

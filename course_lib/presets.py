@@ -102,12 +102,15 @@ _OVERRIDABLE = ("model", "pretrain", "finetune_without_pretrain", "finetune_with
 
 
 def with_overrides(preset: Preset, settings: list[str]) -> Preset:
-    """A copy of ``preset`` with ``SECTION.FIELD=VALUE`` settings applied (for benchmarks).
+    """A copy of ``preset`` with ``SECTION.FIELD=VALUE`` settings applied (``run --set``, benchmarks).
 
     SECTION is one of model, pretrain, finetune_without_pretrain, finetune_with_pretrain
     or ``all`` (the three training stages); VALUE is a Python literal or a bare string.
     """
     import ast
+
+    from .model import GPTConfig
+    from .trainer import TrainerConfig
 
     changed = {section: dict(getattr(preset, section)) for section in _OVERRIDABLE}
     for setting in settings:
@@ -116,6 +119,10 @@ def with_overrides(preset: Preset, settings: list[str]) -> Preset:
         if not sep or not dot or not name or section not in (*_OVERRIDABLE, "all"):
             raise ValueError(f"bad setting {setting!r}: write SECTION.FIELD=VALUE with SECTION one of "
                              f"{', '.join((*_OVERRIDABLE, 'all'))}")
+        known = {f.name for f in dataclasses.fields(GPTConfig if section == "model" else TrainerConfig)}
+        if name not in known:  # caught here, not as a TypeError when the stage starts
+            raise ValueError(f"bad setting {setting!r}: {section} has no field {name!r}; "
+                             f"it has {', '.join(sorted(known))}")
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError):

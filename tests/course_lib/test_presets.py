@@ -68,3 +68,7 @@ def test_overrides_change_one_copy_only():
     assert changed.name.startswith("cpu-original+")
     with pytest.raises(ValueError, match="SECTION.FIELD=VALUE"):
         with_overrides(base, ["n_embd=256"])
+    with pytest.raises(ValueError, match="pretrain has no field 'batchsize'"):
+        with_overrides(base, ["pretrain.batchsize=8"])
+    with pytest.raises(ValueError, match="model has no field 'n_layers'"):
+        with_overrides(base, ["model.n_layers=8"])

@@ -67,6 +67,22 @@ def test_command_line_run_and_errors(tmp_path, world_dir, capsys):
     assert "data file not found" in capsys.readouterr().err
 
 
+def test_command_line_settings_reach_the_run(tmp_path, world_dir, capsys, monkeypatch):
+    """Does `run --set` hand each run the preset with that field changed, and name a misspelt field?"""
+    import course_lib.runs as runs_module
+
+    seen = []
+    monkeypatch.setattr(runs_module, "run", lambda name, notebooks, preset, **kw: seen.append(preset)
+                        or runs_module.RunResult(name=name, preset=preset.name, seconds=0.0, written=[]))
+    args = ["run", "vanilla_pretrain", "vanilla_finetune_with_pretrain", "--preset", "smoke", "--quiet",
+            "--set", "all.autocast_bf16=True", "--set", "pretrain.max_steps=2"]
+    assert main(args) == 0
+    assert [p.pretrain["max_steps"] for p in seen] == [2, 2] and seen[0].finetune_with_pretrain["max_steps"] == 4
+    assert all(p.finetune_with_pretrain["autocast_bf16"] is True for p in seen)
+    assert main(["run", "vanilla_pretrain", "--set", "all.learning_rat=1e-3"]) == 2
+    assert "has no field 'learning_rat'" in capsys.readouterr().err
+
+
 def test_command_line_world_is_deterministic(tmp_path):
     """Does `python -m course_lib world` write the same files for the same seed?"""
     assert main(["world", "--out", str(tmp_path / "a"), "--seed", "3"]) == 0
