@@ -63,7 +63,7 @@ class CausalSelfAttention(nn.Module):
     ``"manual"`` spells out softmax(QK^T/sqrt(hs)) V. They agree to float error.
     With attention dropout in training on a CPU, SDPA falls back to a slow
     unfused path, so ``fast_dropout`` sdpa configs take ``causal_attention_dropout`` there.
-    Its CPU kernel in bfloat16 (under bf16 autocast) is slower still, ~4x the
+    SDPA's CPU kernel in bfloat16 (under bf16 autocast) is slower still, ~4x the
     baddbmm path at the seed's shape, so bf16 without attention dropout takes that
     path too.
     """
