@@ -97,10 +97,10 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.size()
         k, q, v = self._heads(self.key(x)), self._heads(self.query(x)), self._heads(self.value(x))  # (B, nh, T, hs)
         dropping = self.training and self.attn_pdrop > 0
-        on_cpu = self.impl == "sdpa" and x.device.type == "cpu"
-        if on_cpu and self.fast_dropout and dropping:
+        sdpa_on_cpu = self.impl == "sdpa" and x.device.type == "cpu"
+        if sdpa_on_cpu and self.fast_dropout and dropping:
             y = causal_attention_dropout(q, k, v, self.attn_pdrop, self.causal_bias)  # (B, nh, T, hs)
-        elif on_cpu and q.dtype == torch.bfloat16 and not dropping:
+        elif sdpa_on_cpu and q.dtype == torch.bfloat16 and not dropping:
             y = causal_attention_dropout(q, k, v, 0.0, self.causal_bias)  # (B, nh, T, hs)
         elif self.impl == "sdpa":
             p = self.attn_pdrop if self.training else 0.0

@@ -67,7 +67,7 @@ def test_command_line_run_and_errors(tmp_path, world_dir, capsys):
     assert "data file not found" in capsys.readouterr().err
 
 
-def test_command_line_settings_reach_the_run(tmp_path, world_dir, capsys, monkeypatch):
+def test_command_line_settings_reach_the_run(capsys, monkeypatch):
     """Does `run --set` hand each run the preset with that field changed, and name a misspelt field?"""
     import course_lib.runs as runs_module
 
