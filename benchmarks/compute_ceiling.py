@@ -32,7 +32,7 @@ from course_lib.data_files import read_text  # noqa: E402
 from course_lib.model import GPT  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
 from course_lib.presets import get_preset, with_overrides  # noqa: E402
-from course_lib.runs import apply_overrides, model_config  # noqa: E402
+from course_lib.runs import ORIGINAL_DATA_DIR, apply_overrides, model_config  # noqa: E402
 from course_lib.trainer import Trainer, TrainerConfig  # noqa: E402
 
 
@@ -104,7 +104,7 @@ def main(argv=None) -> int:
     parser.add_argument("--preset", default="cpu-original")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                         help="change one preset value, as in benchmarks/time_to_bar.py")
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
+    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
     parser.add_argument("--steps", type=int, default=300, help="timed steps")
     parser.add_argument("--warmup", type=int, default=20, help="untimed steps first")
     parser.add_argument("--minutes", type=float, default=30.0, help="the budget to size in epochs")

@@ -22,11 +22,12 @@ from course_lib.datasets import CharCorruptionDatasetBase  # noqa: E402
 from course_lib.evaluation import DECODE_STEPS, extract_prediction, greedy_decode  # noqa: E402
 from course_lib.model import GPT, GPTConfig  # noqa: E402
 from course_lib.vocab import MASK_CHAR  # noqa: E402
+from course_lib.runs import ORIGINAL_DATA_DIR  # noqa: E402
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
+    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
     parser.add_argument("--one-at-a-time", action="store_true", help="also time the seed's one-prompt loop (slow)")
     args = parser.parse_args(argv)
     data = Path(args.data_dir)

@@ -19,11 +19,12 @@ sys.path.insert(0, str(REPO))
 
 from course_lib.data_files import read_birth_places, read_text  # noqa: E402
 from course_lib.recall import place_mentions  # noqa: E402
+from course_lib.runs import ORIGINAL_DATA_DIR  # noqa: E402
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
+    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
     parser.add_argument("--block-size", type=int, default=128)
     parser.add_argument("--epochs", type=int, default=150)
     args = parser.parse_args(argv)

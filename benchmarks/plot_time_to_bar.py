@@ -16,6 +16,11 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from course_lib.evaluation import baseline_accuracy  # noqa: E402
+from course_lib.runs import DEV, ORIGINAL_DATA_DIR, TRAIN  # noqa: E402
+
 NEEDED = ("preset", "variant", "total_minutes", "dev_accuracy")  # the results.csv columns the plot reads
 
 
@@ -54,7 +59,7 @@ def main(argv=None) -> int:
     parser.add_argument("results", nargs="+", help="results.csv files written by time_to_bar.py")
     parser.add_argument("--labels", default=None, help="comma-separated labels, one per file")
     parser.add_argument("--out", default="outputs/time_to_bar/all_configs.png")
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"),
+    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR),
                         help="the data the runs were scored on (time_to_bar.py's --data-dir), for the baseline line")
     args = parser.parse_args(argv)
     labels = args.labels.split(",") if args.labels else [None] * len(args.results)
@@ -75,10 +80,6 @@ def main(argv=None) -> int:
             print(f"{path}: no rows, skipped", file=sys.stderr)
             continue
         runs.append((label or f"{rows[0]['preset']} {rows[0]['variant']}", rows))
-    sys.path.insert(0, str(REPO))
-    from course_lib.evaluation import baseline_accuracy
-    from course_lib.runs import DEV, TRAIN
-
     try:
         place, base = baseline_accuracy(Path(args.data_dir) / TRAIN, Path(args.data_dir) / DEV)
     except (FileNotFoundError, ValueError) as err:

@@ -23,7 +23,7 @@ from course_lib.datasets import CharCorruptionDatasetBase  # noqa: E402
 from course_lib.model import GPT  # noqa: E402
 from course_lib.presets import get_preset, with_overrides  # noqa: E402
 from course_lib.recall import askable_mentions, recall  # noqa: E402
-from course_lib.runs import DEV, WIKI, model_config  # noqa: E402
+from course_lib.runs import DEV, ORIGINAL_DATA_DIR, WIKI, model_config  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     parser.add_argument("params", nargs="+", help="pretrained params files (a vanilla GPT)")
     parser.add_argument("--preset", default="cpu-original")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="SECTION.FIELD=VALUE")
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
+    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
     args = parser.parse_args(argv)
     preset = with_overrides(get_preset(args.preset), args.settings)
     data = Path(args.data_dir)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 from course_lib.checkpoint import save_params  # noqa: E402
 from course_lib.evaluation import baseline_accuracy  # noqa: E402
 from course_lib.presets import get_preset, with_overrides  # noqa: E402
-from course_lib.runs import DEV, TRAIN, run  # noqa: E402
+from course_lib.runs import DEV, ORIGINAL_DATA_DIR, TRAIN, run  # noqa: E402
 from plot_time_to_bar import plot_runs  # noqa: E402  (this folder is on sys.path when run as a script)
 
 
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="cpu")
     parser.add_argument("--variant", default="vanilla", choices=["vanilla", "synthesizer"])
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
+    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
     parser.add_argument("--minutes", type=float, default=24.0, help="pretraining budget")
     parser.add_argument("--marks", default="8,16,24", help="minutes of pretraining at which to snapshot")
     parser.add_argument("--out", default=str(REPO / "outputs" / "time_to_bar"))

@@ -49,6 +49,7 @@ from course_lib.data_files import read_text  # noqa: E402
 from course_lib.model import GPT, GPTConfig  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
 from course_lib.trainer import TrainerConfig  # noqa: E402
+from course_lib.runs import ORIGINAL_DATA_DIR  # noqa: E402
 from compute_ceiling import matmul_gflops, measure_steps  # noqa: E402  (this folder is on sys.path when run as a script)
 
 
@@ -168,7 +169,7 @@ def planned_rows(bf16: bool) -> list[tuple[str, dict | None, dict, bool]]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data" / "cs224n_a5"))
+    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=8, help="timed steps per measurement")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps before them")

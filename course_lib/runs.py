@@ -32,6 +32,8 @@ TRAIN = "birth_places_train.tsv"
 DEV = "birth_dev.tsv"
 TEST_INPUTS = "birth_test_inputs.tsv"
 DEFAULT_DATA_DIR = Path("data/world")
+# the original course files, where this repo expects them: ../shared beside the checkout (benchmarks' default)
+ORIGINAL_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "cs224n_a5"
 DEFAULT_OUT_DIR = Path("outputs")
 
 

@@ -16,10 +16,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
 
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
+from course_lib.runs import ORIGINAL_DATA_DIR  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SOLUTIONS = REPO / "solutions" / "a5"
-ORIGINAL_DATA = Path(os.environ.get("COURSE_ORIGINAL_DATA", REPO.parent / "shared" / "data" / "cs224n_a5"))
+ORIGINAL_DATA = Path(os.environ.get("COURSE_ORIGINAL_DATA", ORIGINAL_DATA_DIR))
 
 
 @pytest.fixture(scope="session")
