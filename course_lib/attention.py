@@ -31,19 +31,23 @@ def _fast_dropout(config: AttentionConfig) -> bool:
 
 
 def causal_attention_dropout(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, p: float,
-                             causal_bias: torch.Tensor) -> torch.Tensor:
+                             causal_bias: torch.Tensor, dropout: nn.Module | None = None) -> torch.Tensor:
     """dropout_p(softmax(QK^T / sqrt(hs) + causal)) V for CPU training, in few passes over the (T, T) weights.
 
     q, k, v are (B, nh, T, hs); causal_bias is (>= T, >= T) with 0 on and below the
     diagonal and -inf above. The scale and the mask ride inside one baddbmm, and
     dropout's 1 / (1 - p) multiplies the (T, hs) output instead of the (T, T) weights.
     Equal, in distribution and to float error, to the manual path with fast dropout.
-    With p = 0 no mask is drawn (the bf16 path below).
+    With p = 0 no mask is drawn (the bf16 path below). Given a ``dropout`` module, it
+    drops the weights instead (torch's own dropout, scaled there): the bf16 path with
+    attention dropout but without fast dropout.
     """
     B, nh, T, hs = q.shape
     q2, k2, v2 = (t.reshape(B * nh, T, hs) for t in (q, k, v))
     scores = torch.baddbmm(causal_bias[:T, :T], q2, k2.transpose(1, 2), alpha=1.0 / math.sqrt(hs))  # (B*nh, T, T)
     att = F.softmax(scores, dim=-1)  # (B*nh, T, T)
+    if dropout is not None:
+        return (dropout(att) @ v2).view(B, nh, T, hs)
     if p == 0.0:
         return (att @ v2).view(B, nh, T, hs)
     return (zero_dropped(att, p, 1.0) @ v2).mul_(1.0 / (1.0 - p)).view(B, nh, T, hs)
@@ -64,8 +68,8 @@ class CausalSelfAttention(nn.Module):
     With attention dropout in training on a CPU, SDPA falls back to a slow
     unfused path, so ``fast_dropout`` sdpa configs take ``causal_attention_dropout`` there.
     SDPA's CPU kernel in bfloat16 (under bf16 autocast) is slower still, ~4x the
-    baddbmm path at the seed's shape, so bf16 without attention dropout takes that
-    path too.
+    baddbmm path at the seed's shape without dropout and ~1.6x with torch's dropout,
+    so bf16 on the CPU takes that path too.
     """
 
     def __init__(self, config: AttentionConfig):
@@ -100,8 +104,9 @@ class CausalSelfAttention(nn.Module):
         sdpa_on_cpu = self.impl == "sdpa" and x.device.type == "cpu"
         if sdpa_on_cpu and self.fast_dropout and dropping:
             y = causal_attention_dropout(q, k, v, self.attn_pdrop, self.causal_bias)  # (B, nh, T, hs)
-        elif sdpa_on_cpu and q.dtype == torch.bfloat16 and not dropping:
-            y = causal_attention_dropout(q, k, v, 0.0, self.causal_bias)  # (B, nh, T, hs)
+        elif sdpa_on_cpu and q.dtype == torch.bfloat16:
+            drop = self.attn_drop if dropping else None  # torch's dropout here: fast dropout took the branch above
+            y = causal_attention_dropout(q, k, v, 0.0, self.causal_bias, drop)  # (B, nh, T, hs)
         elif self.impl == "sdpa":
             p = self.attn_pdrop if self.training else 0.0
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)  # (B, nh, T, hs)

@@ -140,3 +140,28 @@ def test_bf16_attention_on_the_cpu_skips_sdpa_and_agrees_with_float32():
     assert mixed.dtype == torch.bfloat16
     assert torch.allclose(mixed.float(), exact, atol=2e-2) and torch.equal(mixed, mixed_eval)
     assert torch.allclose(layer(x), exact, atol=1e-6)  # float32 keeps SDPA
+
+
+def test_bf16_attention_dropout_on_the_cpu_skips_sdpa_and_drops_as_the_manual_path():
+    """Under bf16 autocast on the CPU, does attention with torch's dropout skip SDPA and drop the manual path's weights?"""
+    from unittest import mock
+
+    import course_lib.attention as attention
+
+    config = dict(n_head=2, n_embd=8, attn_pdrop=0.5, resid_pdrop=0.0)
+    torch.manual_seed(0)
+    fast = CausalSelfAttention(GPTConfig(10, 16, **config))
+    manual = CausalSelfAttention(GPTConfig(10, 16, attention_impl="manual", **config))
+    manual.load_state_dict(fast.state_dict())
+    x = torch.randn(2, 5, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        torch.manual_seed(1)
+        expected = manual(x)
+        with mock.patch.object(attention.F, "scaled_dot_product_attention", side_effect=AssertionError("SDPA called")):
+            torch.manual_seed(1)
+            got = fast(x)
+        torch.manual_seed(1)
+        undropped = fast.eval()(x)
+    assert got.dtype == torch.bfloat16
+    assert torch.allclose(got.float(), expected.float(), atol=2e-2)  # the same mask from the same seed
+    assert not torch.allclose(got.float(), undropped.float(), atol=2e-2)  # and a mask was drawn
