@@ -143,7 +143,7 @@ def test_bf16_attention_on_the_cpu_skips_sdpa_and_agrees_with_float32():
 
 
 def test_bf16_attention_dropout_on_the_cpu_skips_sdpa_and_drops_as_the_manual_path():
-    """Under bf16 autocast on the CPU, does attention with torch's dropout skip SDPA and drop the manual path's weights?"""
+    """Under CPU bf16 autocast, does attention with torch's dropout skip SDPA and drop as the manual path does?"""
     from unittest import mock
 
     import course_lib.attention as attention
