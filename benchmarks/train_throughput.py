@@ -219,13 +219,13 @@ def main(argv=None) -> int:
     def fastest(labels) -> str:
         return max(labels, key=lambda label: median(label, "tokens_per_second"))
 
-    counted = [label for label, _, _, counted in rows if counted]
-    best32 = fastest(label for label, _, t, counted in rows if counted and not t.get("autocast_bf16"))
+    counted_labels = [label for label, _, _, counted in rows if counted]
+    best32 = fastest(label for label, _, switches, counted in rows if counted and not switches.get("autocast_bf16"))
     ceiling = peak * 1e9 / median(best32, "matmul_flops_per_token")
     print(f"ceiling: our best float32 dropout row ({best32.removeprefix('ours, ')}) with everything but its matmuls "
           f"free: {ceiling:,.0f} real tokens/s ({ceiling / base:.2f}x)")
     print(f"float32 speedup {median(best32, 'tokens_per_second') / base:.2f}")
-    print(f"speedup {median(fastest(counted), 'tokens_per_second') / base:.2f}")
+    print(f"speedup {median(fastest(counted_labels), 'tokens_per_second') / base:.2f}")
     return 0
 
 
