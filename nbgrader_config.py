@@ -1,6 +1,4 @@
 """nbgrader configuration: solutions/ is the source, notebooks/ the student release."""
-from pathlib import Path
-
 from autograder.nbgrader_setup import configure_grading
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
@@ -18,10 +16,9 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # the release never carries outputs (they could hold solution text)
 c.ClearOutput.enabled = True
-# validate and autograde run in the memory-limited, unprivileged grading kernel;
-# nbgrader's default per-cell timeout is 30 s; training cells load saved outputs while grading
-# hidden from notebook code: the test answers, the gradebook, every submission. (The hidden
-# tests compare with solutions/ inside the kernel, so it stays readable there; `autograder
-# grade` re-checks the code in a sandbox that hides it.)
-COURSE = Path(globals().get("__file__", "nbgrader_config.py")).resolve().parent
-configure_grading(c, timeout=120, hidden_paths=[COURSE / "grader_only", COURSE / "gradebook.db", COURSE / "submitted"])
+# validate and autograde run in the confined grading kernel (autograder/kernel.py): it sees
+# only the notebook's own folder, the course library and the data folders, never the course
+# folder, the gradebook or the answers. nbgrader's default per-cell timeout is 30 s; training
+# cells load saved outputs while grading. The scores of record come from `autograder grade
+# --gradebook`, which replaces what the students' kernels reported for the autograded cells.
+configure_grading(c, timeout=120)

@@ -5,9 +5,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from .grade import grade_folder, summary_table
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -16,12 +13,19 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--out", required=True, help="where grades.csv, reasons.json (and Gradescope files) go")
     grade.add_argument("--assignment", default="a5")
     grade.add_argument("--data-dir", default="data/world", help="wiki.txt and birth_dev.tsv the students used")
-    grade.add_argument("--answers", default=None, help="grader-only birth_test.tsv (default: DATA_DIR/birth_test.tsv)")
+    grade.add_argument("--answers", required=True,
+                       help="the grader-only test answers (birth_test.tsv), kept where students cannot read them")
     grade.add_argument("--dataset", default="synthetic", choices=["synthetic", "original"], help="which bars apply")
     grade.add_argument("--preset", default="cpu", help="preset the students trained with (model shape and bars)")
-    grade.add_argument("--timeout", type=float, default=300, help="seconds per sandboxed job")
-    grade.add_argument("--memory-mb", type=int, default=4096, help="address-space limit per sandboxed job")
+    grade.add_argument("--timeout", type=float, default=300, help="seconds per confined job")
+    grade.add_argument("--memory-mb", type=int, default=4096, help="memory limit per confined job")
     grade.add_argument("--gradescope", action="store_true", help="also write gradescope/<student>/results.json")
+    grade.add_argument("--gradebook", default=None, metavar="DB_URL",
+                       help="also write the trusted scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db), "
+                            "replacing the scores the students' own kernels reported for the autograded cells")
+    grade.add_argument("--unconfined", action="store_true",
+                       help="grade even where confinement is unavailable (submission code then runs with only time "
+                            "and memory limits: it can read what the grader can); without it the grader refuses")
     report = sub.add_parser("report", help="why each student lost points in an nbgrader autograde")
     report.add_argument("course", help="the nbgrader course folder (gradebook.db, submitted/, autograded/)")
     report.add_argument("--assignment", default="a5")
@@ -37,18 +41,44 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"wrote {build_bundle(args.out)}")
         return 0
-    submitted = Path(args.submitted)
-    if not submitted.is_dir():
-        print(f"error: {submitted} is not a folder", file=sys.stderr)
+    return _grade(args)
+
+def _grade(args) -> int:
+    from . import confinement
+    from .confinement import Limits
+    from .grade import grade_folder, settings_for, summary_table
+
+    submitted, data_dir, answers = Path(args.submitted), Path(args.data_dir), Path(args.answers)
+    for path, what in ((submitted, "the submitted/ folder"), (data_dir / "wiki.txt", "the data folder's wiki.txt"),
+                       (data_dir / "birth_dev.tsv", "the data folder's birth_dev.tsv"), (answers, "the answers file")):
+        if not path.exists():
+            print(f"error: {path} not found ({what})", file=sys.stderr)
+            return 2
+    problem = confinement.status()
+    if problem and not args.unconfined:
+        print(f"error: refusing to grade: submission code cannot be confined here: {problem}. Grade as root on "
+              "Linux with bubblewrap and cgroups (see the README), or pass --unconfined to accept the risk.",
+              file=sys.stderr)
         return 2
-    data_dir = Path(args.data_dir)
-    answers = Path(args.answers) if args.answers else data_dir / "birth_test.tsv"
-    results = grade_folder(submitted, args.assignment, Path(args.out), data_dir, answers, args.dataset, args.preset,
-                           args.timeout, args.memory_mb, args.gradescope)
+    if problem:
+        print(f"warning: grading UNCONFINED ({problem}): submission code can read whatever this user can",
+              file=sys.stderr)
+    settings = settings_for(data_dir, answers, args.dataset, args.preset, timeout=args.timeout,
+                            limits=Limits(memory_mb=args.memory_mb), confined=problem is None)
+    results = grade_folder(submitted, args.assignment, Path(args.out), settings, args.gradescope)
     print(summary_table(results))
     print(f"wrote {Path(args.out) / 'grades.csv'}")
-    return 0
+    if args.gradebook:
+        from .gradebook_sync import write_trusted_scores
+        from .registry import BY_ID
 
+        scores = {r.student: {(BY_ID[p.part].notebook, p.part): p.points for p in r.parts if p.part in BY_ID}
+                  for r in results}
+        for note in write_trusted_scores(args.gradebook, args.assignment, scores):
+            print(f"gradebook: {note}")
+        print(f"gradebook: the autograded cells of {len(scores)} student(s) now hold the trusted scores; "
+              "manually graded cells are untouched")
+    return 0
 
 def _report(args) -> int:
     from .nbgrader_report import explain, summary, write_report
@@ -61,7 +91,6 @@ def _report(args) -> int:
     if args.out:
         print(f"wrote {write_report(reasons, Path(args.out) / 'nbgrader_reasons.csv')}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,21 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BARS_FILE = Path(__file__).with_name("bars.toml")
-RUN_PARTS = {  # part -> (params file, dev predictions, test predictions)
-    "vanilla_nopretrain": ("vanilla.model.params", "vanilla.nopretrain.dev.predictions",
-                           "vanilla.nopretrain.test.predictions"),
-    "vanilla_pretrain": ("vanilla.finetune.params", "vanilla.pretrain.dev.predictions",
-                         "vanilla.pretrain.test.predictions"),
-    "synthesizer_pretrain": ("synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions",
-                             "synthesizer.pretrain.test.predictions"),
-}
-
-
 @dataclass(frozen=True)
 class Bar:
     """What one split of one part must reach, and what it is worth."""
 
-    part: str  # key of RUN_PARTS
+    part: str  # name of one of registry.RUN_PARTS
     split: str  # "dev" or "test"
     min_fraction: float  # fraction of questions right needed (0 when a count is given)
     min_correct: int  # questions right needed (0 when a fraction is given)
@@ -37,8 +27,10 @@ def load_bars(dataset: str, preset: str, path: Path = BARS_FILE) -> list[Bar]:
     except KeyError:
         known = [f"{d}.{p}" for d, presets in config.items() if d != "points" for p in presets]
         raise ValueError(f"no bars for dataset {dataset!r} with preset {preset!r} in {path}; known: {known}") from None
+    from .registry import RUN_PARTS
+
     bars = []
-    for part in RUN_PARTS:
+    for part in (p.name for p in RUN_PARTS):
         for split in ("dev", "test"):
             spec = table[part]
             bars.append(Bar(part, split, float(spec.get(split, 0.0)), int(spec.get(f"{split}_correct", 0)),

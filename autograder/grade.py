@@ -1,54 +1,62 @@
-"""Grade a folder of submissions laid out as nbgrader's submitted/ folder.
+"""The score of record: grade a cohort's submissions (nbgrader's submitted/ layout) outside their kernels.
 
-submitted/<student>/<assignment>/NN_*.ipynb, plus the training runs' files (the
-seed's names) beside them or in an outputs/ folder there. Each student gets the
-code checks (run in a sandboxed process on their notebooks) and the run parts
-(dev and test scored here against the grader-only answers, after checking that
-a sample of the predictions decodes from the submitted params with the
-student's own model code).
+For each student, after the collect step has copied only regular files with the
+assignment's names (``autograder.collect``):
+1. one confined *probe* job loads the notebooks and runs every check's probe on
+   inputs chosen afresh for this grading (``registry``); the outputs come back
+   raw and each check's *judge* decides here, in the grader's process;
+2. one confined *decode* job, with no student code in it, answers the dev and
+   test questions with trusted model code and each run part's submitted params;
+   a run part scores what those answers get against the bars, only when the code
+   it depends on passed, and only when the submitted predictions are those answers.
+One student's failure of any kind is that student's row with a reason; reasons
+come from a fixed vocabulary written here (file contents never travel in one);
+the full story goes to the instructor's log.
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import random
+import re
 import tempfile
+import traceback
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
-from course_lib import checks as public_checks
 from course_lib.data_files import DataFormatError, read_birth_places, read_predictions
 from course_lib.evaluation import accuracy
+from course_lib.presets import get_preset
 
-from . import hidden_checks
-from .bars import RUN_PARTS, Bar, load_bars
-from .sandbox import SandboxError, run_job
+from . import registry
+from .bars import Bar, load_bars
+from .collect import Collected, collect_cohort
+from .confinement import Limits
+from .judges import SOLUTIONS
+from .sandbox import JobResult, run_job
 
-CODE_POINTS = {  # check -> points (the original's weights where it has them)
-    "finetune_config": 4, "finetune_after_pretraining": 3, "pretrain_config": 7,
-    "span_corruption_public": 5, "span_corruption_hidden": 15,
-    "synthesizer_public": 2, "synthesizer_equivalence": 5,
-}
-SPAN_PUBLIC = dict(block_size=50, samples=100, seed=0)  # what the notebook's public check samples
-PROVENANCE_SAMPLE = 24  # dev questions re-decoded per part to tie predictions to params
+ERROR_TYPE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,60}$")
+CELL_WHERE = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb cell \d+( \([A-Za-z0-9_.-]{1,60}\))? line \d+$")
+MISMATCH_ALLOWED = 0.01  # share of predictions that may differ from the grader's decoding (other hardware)
 
 
 @dataclass
 class PartResult:
-    """One graded part of one submission."""
+    """One graded part of one submission: a check (its grade_id) or a run part's split."""
 
-    part: str  # check name or "<run part>/<split>"
+    part: str  # grade_id, or "<run part>/<split>"
     points: float  # awarded
     max_points: float  # available
-    reason: str  # what a student reads
+    reason: str  # what the student reads: grader-written words only
 
 
 @dataclass
 class SubmissionResult:
     student: str
     parts: list[PartResult] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)  # for the instructor only: job logs, tracebacks, dropped files
 
     @property
     def score(self) -> float:
@@ -59,181 +67,234 @@ class SubmissionResult:
         return sum(p.max_points for p in self.parts)
 
 
-def _find(folder: Path, name: str) -> Path | None:
-    for candidate in (folder / name, folder / "outputs" / name):
-        if candidate.is_file():
-            return candidate
-    return None
+@dataclass(frozen=True)
+class Settings:
+    """How a cohort is graded."""
+
+    data_dir: Path  # wiki.txt and birth_dev.tsv as the students had them
+    answers: Path  # the grader-only test answers
+    bars: tuple[Bar, ...]  # pass bars of the run parts
+    preset: str  # the preset the students trained with (the model shape to decode with)
+    timeout: float = 300  # seconds per confined job
+    limits: Limits = Limits()  # memory, scratch, processes per job
+    confined: bool = True  # False only when the instructor accepted grading without confinement
 
 
-def _tensors(value):
-    """Undo the sandbox's JSON encoding of tensors."""
-    if isinstance(value, dict):
-        if set(value) == {"tensor"}:
-            return torch.tensor(value["tensor"], dtype=torch.float32)
-        return {k: _tensors(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_tensors(v) for v in value]
-    return value
+def _safe_where(value) -> str:
+    return f" (at {value})" if isinstance(value, str) and CELL_WHERE.match(value) else ""
 
 
-def _judges(context: dict) -> dict:
-    """check -> function(report) -> problems, deciding from the submission's raw outputs only."""
-    cases = context["cases"]
-    return {
-        "finetune_config": lambda r: public_checks.finetune_problems(r, pretrained=False),
-        "finetune_after_pretraining": lambda r: hidden_checks.finetune_after_pretraining_problems(r, context["sums"]),
-        "pretrain_config": public_checks.pretrain_problems,
-        "span_corruption_public": lambda r: public_checks.span_problems(r, SPAN_PUBLIC["block_size"]),
-        "span_corruption_hidden": lambda r: hidden_checks.span_hidden_problems(context["span_plan"], r),
-        "synthesizer_public": lambda r: hidden_checks.synthesizer_problems(
-            cases["synth_public"], _tensors(r), against_reference=False),
-        "synthesizer_equivalence": lambda r: hidden_checks.synthesizer_problems(cases["synth"], _tensors(r)),
-    }
+def _error_reason(error, check: registry.Check, failed: dict) -> str:
+    """A student-facing reason for a probe that did not return, from the fixed vocabulary."""
+    kind = error.get("kind") if isinstance(error, dict) else None
+    if kind == "missing":
+        names = [n for n in check.needs if n in (error.get("names") or [])] or list(check.needs)
+        broken = [f"{nb} could not be loaded{_type_text(info)}" for nb, info in sorted(failed.items())
+                  if isinstance(info, dict)][:3]
+        return f"not defined in your notebooks: {', '.join(names)}" + (f" ({'; '.join(broken)})" if broken else "")
+    if kind == "not_written":
+        return "not written yet (NotImplementedError)" + _safe_where(error.get("where"))
+    if kind == "timeout":
+        return f"ran past its time limit of {check.seconds} s and was stopped" + _safe_where(error.get("where"))
+    if kind == "memory":
+        return "ran out of memory (MemoryError)" + _safe_where(error.get("where"))
+    if kind == "raised":
+        kind_name = error.get("type") if ERROR_TYPE.match(str(error.get("type"))) else "an error"
+        return f"your code raised {kind_name}{_safe_where(error.get('where'))}"
+    return "no result came back for this check"
 
 
-def grade_code(notebooks: list[Path], timeout: float, memory_mb: int, hidden: list[Path] = ()) -> list[PartResult]:
-    """Run the probes on the submission in the sandbox; judge what they produced here."""
-    with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
-        seed = random.SystemRandom().randrange(2 ** 31)  # fresh weights and params each grading
-        context = {"span_plan": hidden_checks.span_plan(),
-                   "cases": {"synth": hidden_checks.synthesizer_cases(seed),
-                             "synth_public": hidden_checks.public_synthesizer_cases()},
-                   "sums": hidden_checks.pretrained_params(Path(tmp) / "pretrained.params", seed)}
-        torch.save(context["cases"], Path(tmp) / "cases.pt")
-        inputs = {p.name: p for p in notebooks}
-        inputs.update({"cases.pt": Path(tmp) / "cases.pt", "pretrained.params": Path(tmp) / "pretrained.params"})
-        request = {"notebooks": [p.name for p in notebooks], "checks": list(CODE_POINTS), "cases": "cases.pt",
-                   "pretrained_params": "pretrained.params", "span_public": SPAN_PUBLIC,
-                   "span_hidden": context["span_plan"]}
-        try:
-            answers = run_job("checks", request, timeout=timeout, memory_mb=memory_mb, inputs=inputs, hidden=hidden)
-        except SandboxError as err:
-            return [PartResult(name, 0.0, pts, str(err)) for name, pts in CODE_POINTS.items()]
-    judges = _judges(context)
+def _type_text(info: dict) -> str:
+    kind = info.get("type")
+    text = f": {kind}" if isinstance(kind, str) and ERROR_TYPE.match(kind) else ""
+    return text + _safe_where(info.get("where"))
+
+
+def grade_code(notebooks: list[Path], settings: Settings, log: list[str]) -> list[PartResult]:
+    """Probe every check in one confined job on fresh inputs; judge each output here."""
+    rng = random.Random(random.SystemRandom().randrange(2 ** 63))
+    with tempfile.TemporaryDirectory(prefix="grader-inputs-") as tmp:
+        inputs, files = registry.prepare(rng, tmp)
+        request = {"notebooks": [p.name for p in notebooks],
+                   "checks": [{"grade_id": c.grade_id, "needs": list(c.needs), "probe": c.probe, "seconds": c.seconds,
+                               "inputs": registry.sent_inputs(c, inputs[c.grade_id])} for c in registry.CHECKS]}
+        job = run_job("probe", request, {**{p.name: p for p in notebooks}, **files}, settings.timeout,
+                      settings.limits, settings.confined)
+    log.append(f"probe job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n{job.log[-4000:]}")
+    if job.problem:
+        return [PartResult(c.grade_id, 0.0, c.points, f"your notebooks {job.problem}") for c in registry.CHECKS]
+    answer = job.answer if isinstance(job.answer, dict) else {}
+    checks = answer.get("checks") if isinstance(answer.get("checks"), dict) else {}
+    failed = answer.get("failed_notebooks") if isinstance(answer.get("failed_notebooks"), dict) else {}
     results = []
-    for name, pts in CODE_POINTS.items():
-        answer = answers.get(name) if isinstance(answers, dict) else None
-        if not isinstance(answer, dict) or ("report" not in answer and "error" not in answer):
-            results.append(PartResult(name, 0.0, float(pts), "no result came back for this check"))
+    for check in registry.CHECKS:
+        got = checks.get(check.grade_id)
+        if not isinstance(got, dict) or ("output" not in got and "error" not in got):
+            results.append(PartResult(check.grade_id, 0.0, check.points, "no result came back for this check"))
             continue
-        if "error" in answer:
-            results.append(PartResult(name, 0.0, float(pts), str(answer["error"])[:500]))
+        if "error" in got:
+            results.append(PartResult(check.grade_id, 0.0, check.points, _error_reason(got["error"], check, failed)))
             continue
         try:
-            problems = judges[name](answer["report"])
-        except Exception as err:  # a malformed report is the submission's doing, never the grader's crash
-            problems = [f"the check's outputs were malformed ({type(err).__name__})"]
+            problems = check.judge(inputs[check.grade_id], got["output"])
+        except Exception:  # a malformed output is the submission's doing, never the grader's crash
+            log.append(f"{check.grade_id}: the judge could not read the output:\n{traceback.format_exc()[-2000:]}")
+            problems = ["the check's outputs were not of the expected form"]
         passed = not problems
-        results.append(PartResult(name, float(pts) if passed else 0.0, float(pts),
+        results.append(PartResult(check.grade_id, check.points if passed else 0.0, check.points,
                                   "passed" if passed else "; ".join(problems)[:500]))
     return results
 
 
-def grade_runs(folder: Path, notebooks: list[Path], data_dir: Path, answers_path: Path, bars: list[Bar],
-               preset: str, timeout: float, memory_mb: int, hidden: list[Path] = ()) -> list[PartResult]:
-    gold = {"dev": read_birth_places(data_dir / "birth_dev.tsv", require_answers=True),
-            "test": read_birth_places(answers_path, require_answers=True)}
-    results, verified = [], {}
-    for bar in bars:
-        params_name, dev_name, test_name = RUN_PARTS[bar.part]
-        pred_name = dev_name if bar.split == "dev" else test_name
-        label = f"{bar.part}/{bar.split}"
-        pred_path, params_path = _find(folder, pred_name), _find(folder, params_name)
-        if pred_path is None:
-            results.append(PartResult(label, 0.0, bar.points, f"{pred_name} is not in the submission"))
+def _decode(folder: Path, settings: Settings, questions: dict[str, list[str]], log: list[str]) -> JobResult | None:
+    """Answer every question with trusted model code and each run part's params (no student code runs)."""
+    present = [p for p in registry.RUN_PARTS if (folder / "outputs" / p.params).is_file()]
+    if not present:
+        return None
+    preset = get_preset(settings.preset)
+    files = {"wiki.txt": settings.data_dir / "wiki.txt", "synthesizer_reference.ipynb": SOLUTIONS / "05_synthesizer.ipynb"}
+    files.update({f"{p.name}.params": folder / "outputs" / p.params for p in present})
+    request = {"wiki": "wiki.txt", "block_size": preset.block_size, "model": dict(preset.model),
+               "synthesizer_reference": "synthesizer_reference.ipynb", "batch_size": preset.eval_batch_size,
+               "parts": [{"name": p.name, "params": f"{p.name}.params", "attention": p.attention,
+                          "questions": questions} for p in present]}
+    job = run_job("decode", request, files, settings.timeout, settings.limits, settings.confined)
+    log.append(f"decode job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n{job.log[-2000:]}")
+    return job
+
+
+def grade_runs(folder: Path, settings: Settings, code: list[PartResult], gold: dict, log: list[str]) -> list[PartResult]:
+    """Each run part's dev and test splits, scored on the grader's own decoding of the submitted params."""
+    passed = {p.part for p in code if p.points == p.max_points}
+    questions = {split: [e.question for e in examples] for split, examples in gold.items()}
+    job = _decode(folder, settings, questions, log)
+    decoded = job.answer if job is not None and isinstance(job.answer, dict) else {}
+    results = []
+    for bar in settings.bars:
+        part = next(p for p in registry.RUN_PARTS if p.name == bar.part)
+        label, pred_name = f"{bar.part}/{bar.split}", part.dev if bar.split == "dev" else part.test
+        reason = _run_problem(folder, part, pred_name, bar.split, passed, job, decoded, gold)
+        if isinstance(reason, str):
+            results.append(PartResult(label, 0.0, bar.points, reason))
             continue
-        try:
-            predictions = read_predictions(pred_path)
-        except (OSError, DataFormatError) as err:
-            results.append(PartResult(label, 0.0, bar.points, f"{pred_name} could not be read: {err}"))
-            continue
-        examples = gold[bar.split]
-        if len(predictions) != len(examples):
-            results.append(PartResult(label, 0.0, bar.points,
-                                      f"{pred_name} has {len(predictions)} lines for {len(examples)} questions"))
-            continue
-        if params_path is None:
-            results.append(PartResult(label, 0.0, bar.points, f"{params_name} is not in the submission"))
-            continue
-        key = (bar.part, bar.split)
-        if key not in verified:
-            verified[key] = _provenance(bar.part, params_path, notebooks, data_dir, preset, examples, predictions,
-                                        timeout, memory_mb, hidden)
-        problem = verified[key]
-        if problem:
-            results.append(PartResult(label, 0.0, bar.points, problem))
-            continue
-        correct, total = accuracy(predictions, [e.place for e in examples])
+        answers, note = reason
+        correct, total = accuracy(answers, [e.place for e in gold[bar.split]])
         met = bar.passed(correct, total)
-        need = f"{bar.min_correct} right" if bar.min_correct else f"{100 * bar.min_fraction:.0f}%"
+        need = f"{bar.min_correct} right" if bar.min_correct else f"{100 * bar.min_fraction:.1f}%"
         results.append(PartResult(label, bar.points if met else 0.0, bar.points,
-                                  f"{correct}/{total} right ({100 * correct / total:.1f}%); the bar is {need}"))
+                                  f"{correct}/{total} right ({100 * correct / total:.1f}%); the bar is {need}{note}"))
     return results
 
 
-def _provenance(part: str, params: Path, notebooks: list[Path], data_dir: Path, preset: str, examples,
-                predictions: list[str], timeout: float, memory_mb: int, hidden: list[Path] = ()) -> str | None:
-    """None if a random sample of questions decodes to the submitted predictions, else the reason.
-
-    The sandbox gets copies of the notebooks, the params and wiki.txt only: never
-    the predictions file, the answers or the rest of the submission.
-    """
-    rng = random.SystemRandom()
-    sample = sorted(rng.sample(range(len(examples)), min(PROVENANCE_SAMPLE, len(examples))))
-    inputs = {p.name: p for p in notebooks}
-    inputs.update({"submitted.params": params, "wiki.txt": data_dir / "wiki.txt"})
-    request = {"notebooks": [p.name for p in notebooks], "params": "submitted.params", "preset": preset,
-               "variant": part.split("_")[0], "wiki": "wiki.txt", "questions": [examples[i].question for i in sample]}
+def _run_problem(folder, part, pred_name, split, passed, job, decoded, gold):
+    """A reason string when the split cannot score, else (the grader's answers, a note)."""
+    missing = [g for g in part.needs if g not in passed]
+    if missing:
+        return f"the code this run depends on has to pass first: {', '.join(missing)}"
+    pred_path = folder / "outputs" / pred_name
+    if not pred_path.is_file():
+        return f"{pred_name} is not in the submission"
+    if not (folder / "outputs" / part.params).is_file():
+        return f"{part.params} is not in the submission"
     try:
-        decoded = run_job("decode", request, timeout=timeout, memory_mb=memory_mb, inputs=inputs,
-                          hidden=hidden)["predictions"]
-        if not (isinstance(decoded, list) and len(decoded) == len(sample)):
-            raise TypeError("the decoded answers did not come back complete")
-    except (SandboxError, KeyError, TypeError) as err:
-        return f"could not decode with the submitted params and model code: {err}"
-    mismatched = sum(decoded[j] != predictions[i] for j, i in enumerate(sample))
-    if mismatched:
-        return (f"{mismatched} of {len(sample)} sampled predictions differ from what the submitted params "
-                "produce with the submitted model code")
-    return None
+        predictions = read_predictions(pred_path)
+    except (OSError, DataFormatError, UnicodeDecodeError):
+        return f"{pred_name} could not be read as UTF-8 text"
+    if len(predictions) != len(gold[split]):
+        return f"{pred_name} has {len(predictions)} lines for {len(gold[split])} questions"
+    if job is None or job.problem:
+        return f"decoding {part.params} {job.problem if job else 'did not run'}"
+    mine = decoded.get(part.name)
+    if isinstance(mine, dict) and "error" in mine:
+        return f"{part.params} does not hold params of the model this preset trains (it could not be loaded)"
+    answers = mine.get(split) if isinstance(mine, dict) else None
+    if not (isinstance(answers, list) and len(answers) == len(predictions) and all(isinstance(a, str) for a in answers)):
+        return f"decoding {part.params} gave no usable answers"
+    differ = sum(a != p for a, p in zip(answers, predictions))
+    if differ > max(1, MISMATCH_ALLOWED * len(answers)):
+        return (f"{differ} of {len(answers)} lines of {pred_name} differ from what {part.params} answers: "
+                "the predictions must come from the submitted params")
+    note = f" ({differ} line(s) differ from the submitted file; the grader's answers count)" if differ else ""
+    return answers, note
 
 
-def grade_submission(folder: Path, student: str, data_dir: Path, answers_path: Path, bars: list[Bar], preset: str,
-                     timeout: float = 300, memory_mb: int = 4096, hidden: list[Path] = ()) -> SubmissionResult:
-    """Code checks and run parts of one student; ``hidden`` paths stay out of the sandbox's sight."""
-    result = SubmissionResult(student)
-    notebooks = sorted(folder.glob("*.ipynb"))
+def grade_submission(collected: Collected, settings: Settings, gold: dict) -> SubmissionResult:
+    """Both halves for one collected submission; every failure becomes reasons in its own row."""
+    result = SubmissionResult(collected.student, log=[f"left out by the collect step: {d}" for d in collected.dropped])
+    notebooks = sorted(collected.folder.glob("*.ipynb")) if collected.folder else []
     if not notebooks:
-        result.parts = [PartResult(n, 0.0, p, "no notebooks in the submission") for n, p in CODE_POINTS.items()]
-        return result
-    result.parts = grade_code(notebooks, timeout, memory_mb, hidden)
-    result.parts += grade_runs(folder, notebooks, data_dir, answers_path, bars, preset, timeout, memory_mb, hidden)
+        why = "no notebooks in the submission" + (f" ({collected.dropped[0]})" if collected.dropped else "")
+        result.parts = [PartResult(c.grade_id, 0.0, c.points, why) for c in registry.CHECKS]
+    else:
+        result.parts = grade_code(notebooks, settings, result.log)
+    if collected.folder is None:
+        result.parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, "no submission folder") for b in settings.bars]
+    else:
+        result.parts += grade_runs(collected.folder, settings, result.parts, gold, result.log)
     return result
 
 
-def grade_folder(submitted: Path, assignment: str, out: Path, data_dir: Path, answers_path: Path, dataset: str,
-                 preset: str, timeout: float = 300, memory_mb: int = 4096, gradescope: bool = False,
+def _failed_row(student: str, settings: Settings, log: str) -> SubmissionResult:
+    why = "the grader could not grade this submission; your instructor has the details"
+    parts = [PartResult(c.grade_id, 0.0, c.points, why) for c in registry.CHECKS]
+    parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, why) for b in settings.bars]
+    return SubmissionResult(student, parts, [log])
+
+
+def duplicates(collected: list[Collected]) -> list[tuple[str, str, str]]:
+    """(file name, student, student) for every pair that handed in byte-identical params or predictions."""
+    seen: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for c in collected:
+        if c.folder is None:
+            continue
+        for path in sorted((c.folder / "outputs").glob("*")) if (c.folder / "outputs").is_dir() else []:
+            seen[(path.name, hashlib.sha256(path.read_bytes()).hexdigest())].append(c.student)
+    pairs = []
+    for (name, _), students in sorted(seen.items()):
+        pairs += [(name, a, b) for i, a in enumerate(students) for b in students[i + 1:]]
+    return pairs
+
+
+def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings, gradescope: bool = False,
                  progress: bool = True) -> list[SubmissionResult]:
+    """Collect, grade every student, and write grades.csv, reasons.json, flags.csv and the instructor's log."""
     from tqdm.auto import tqdm
 
-    bars = load_bars(dataset, preset)
-    students = sorted(p for p in submitted.iterdir() if p.is_dir())
+    gold = {"dev": read_birth_places(settings.data_dir / "birth_dev.tsv", require_answers=True),
+            "test": read_birth_places(settings.answers, require_answers=True)}
     out.mkdir(parents=True, exist_ok=True)
-    # out of the sandbox's sight: every submission, the answers, the data folder and the grades
-    hidden = [submitted, answers_path, data_dir, out]
     results = []
-    for student_dir in tqdm(students, desc="grading", unit="submission", disable=not progress):
-        results.append(grade_submission(student_dir / assignment, student_dir.name, data_dir, answers_path, bars,
-                                        preset, timeout, memory_mb, hidden))
+    with tempfile.TemporaryDirectory(prefix="grader-collected-") as staging:
+        collected = collect_cohort(submitted, assignment, Path(staging), run_files=registry.RUN_FILES)
+        flags = duplicates(collected)
+        for item in tqdm(collected, desc="grading", unit="submission", disable=not progress):
+            try:
+                results.append(grade_submission(item, settings, gold))
+            except Exception:  # the grader's own fault on one submission stays in that row
+                results.append(_failed_row(item.student, settings, traceback.format_exc()))
+    write_outputs(results, flags, out, gradescope)
+    return results
+
+
+def write_outputs(results: list[SubmissionResult], flags, out: Path, gradescope: bool) -> None:
+    names = [c.grade_id for c in registry.CHECKS]
+    names += [p.part for p in results[0].parts[len(names):]] if results else []
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        names = [p.part for p in results[0].parts] if results else []
         writer.writerow(["student_id", "score", "max_score", *names])
         for r in results:
-            writer.writerow([r.student, f"{r.score:g}", f"{r.max_score:g}", *(f"{p.points:g}" for p in r.parts)])
+            points = {p.part: p.points for p in r.parts}
+            writer.writerow([r.student, f"{r.score:g}", f"{r.max_score:g}", *(f"{points.get(n, 0):g}" for n in names)])
     with open(out / "reasons.json", "w", encoding="utf-8") as f:
         json.dump({r.student: [vars(p) for p in r.parts] for r in results}, f, indent=1)
+    with open(out / "flags.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["file", "student", "other_student", "why"])
+        for name, a, b in flags:
+            writer.writerow([name, a, b, "byte-identical files"])
+    with open(out / "instructor_log.txt", "w", encoding="utf-8") as f:
+        for r in results:
+            f.write(f"===== {r.student}: {r.score:g}/{r.max_score:g}\n" + "\n".join(r.log) + "\n")
     if gradescope:
         for r in results:
             folder = out / "gradescope" / r.student
@@ -241,7 +302,6 @@ def grade_folder(submitted: Path, assignment: str, out: Path, data_dir: Path, an
             tests = [{"name": p.part, "score": p.points, "max_score": p.max_points, "output": p.reason}
                      for p in r.parts]
             (folder / "results.json").write_text(json.dumps({"score": r.score, "tests": tests}, indent=1))
-    return results
 
 
 def summary_table(results: list[SubmissionResult]) -> str:
@@ -251,3 +311,7 @@ def summary_table(results: list[SubmissionResult]) -> str:
         note = f"{problem.part}: {problem.reason}"[:70] if problem else "full marks"
         lines.append(f"{r.student:<20}{r.score:>10g}{r.max_score:>8g}  {note}")
     return "\n".join(lines)
+
+
+def settings_for(data_dir: Path, answers: Path, dataset: str, preset: str, **kwargs) -> Settings:
+    return Settings(Path(data_dir), Path(answers), tuple(load_bars(dataset, preset)), preset, **kwargs)

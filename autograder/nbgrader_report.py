@@ -3,8 +3,9 @@
     python -m autograder report COURSE_DIR --assignment a5 --out DIR
 
 Scores come from the gradebook nbgrader wrote; reasons come from the error each
-failing test cell left in the autograded notebook (or from why a notebook or
-cell is missing). Nothing a submission printed counts: a cell's score is
+failing test cell left in the autograded notebook, or from why a whole notebook
+has no grades: missing from the submission, unreadable, or not graded (nbgrader
+stopped on it); a cell counts as deleted only in a notebook that was graded. Nothing a submission printed counts: a cell's score is
 nbgrader's, decided by whether the restored test cell raised.
 """
 from __future__ import annotations
@@ -39,6 +40,25 @@ def _read(path: Path):
     except Exception as err:  # nbformat raises several kinds for bad JSON or schema
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         return None, f"could not be read as a notebook ({type(err).__name__}: {first[:160]})"
+
+
+NOT_GRADED = "was not graded (nbgrader stopped on it, e.g. its kernel died or a locked cell changed: see nbgrader's log)"
+
+
+def _was_executed(notebook) -> bool:
+    """Did nbgrader run this notebook? A run leaves execution counts or outputs on its code cells."""
+    return any(c.get("execution_count") or c.get("outputs") for c in notebook.cells if c.cell_type == "code")
+
+
+def _graded_notebook(course_dir: Path, student: str, assignment: str, name: str):
+    """(the autograded notebook, None), or (None, why the whole notebook has no usable grades)."""
+    _, submitted_problem = _read(course_dir / "submitted" / student / assignment / f"{name}.ipynb")
+    if submitted_problem:
+        return None, f"notebook {submitted_problem}"
+    autograded, _ = _read(course_dir / "autograded" / student / assignment / f"{name}.ipynb")
+    if autograded is None or not _was_executed(autograded):
+        return None, f"notebook {NOT_GRADED}"
+    return autograded, None
 
 
 def _cell_error(cell) -> str | None:
@@ -83,8 +103,7 @@ def explain(course_dir: str | Path, assignment: str, db_url: str | None = None) 
                 continue
             totals[student] = submission.score
             for nb in master.notebooks:
-                autograded, _ = _read(course_dir / "autograded" / student / assignment / f"{nb.name}.ipynb")
-                _, submitted_problem = _read(course_dir / "submitted" / student / assignment / f"{nb.name}.ipynb")
+                autograded, notebook_problem = _graded_notebook(course_dir, student, assignment, nb.name)
                 try:
                     grades = {g.name: g for g in gb.find_submission_notebook(nb.name, assignment, student).grades}
                 except MissingEntry:
@@ -96,9 +115,9 @@ def explain(course_dir: str | Path, assignment: str, db_url: str | None = None) 
                     score = grade.score if grade is not None else 0.0
                     if score >= cell.max_score:
                         continue
-                    if submitted_problem:
-                        why = f"notebook {submitted_problem}"
-                    elif cell.name not in cells:
+                    if notebook_problem:
+                        why = notebook_problem
+                    elif cell.name not in cells:  # the notebook ran, without this cell
                         why = "this test cell was deleted from the submission, so it could not run"
                     elif grade is not None and grade.needs_manual_grade:
                         why = "waits for manual grading"

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 KERNEL_NAME = "course-grading"  # autograder/jupyter/kernels/<this>/kernel.json
@@ -14,19 +15,24 @@ KERNELS_ROOT = Path(__file__).resolve().parent / "jupyter"
 
 def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds: int = 1800,
                       hidden_paths: list[str | Path] = (), readable_paths: list[str | Path] = ()) -> None:
-    """Execute every notebook (validate, autograde) in the confined grading kernel.
+    """Execute every notebook (validate, autograde) in the confined grading kernel (autograder.kernel).
 
-    ``hidden_paths`` are out of the notebook code's sight (grader-only answers,
-    the gradebook, submitted/ and source/ folders); ``readable_paths`` are data
-    folders it needs besides the course code and its own folder.
+    The kernel sees an allowlist (its notebook's folder, the course library, the
+    data folders), so nothing needs hiding: ``hidden_paths`` is ignored.
+    ``readable_paths`` are extra data folders it may read.
     """
+    if hidden_paths:
+        warnings.warn("configure_grading(hidden_paths=...) is ignored: the grading kernel sees only an allowlist",
+                      DeprecationWarning, stacklevel=2)
     paths = [str(KERNELS_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
     os.environ["JUPYTER_PATH"] = os.pathsep.join(dict.fromkeys(paths))
     # the kernel reads its limits from the environment it inherits
     os.environ["GRADING_MEMORY_MB"] = str(memory_mb)
     os.environ["GRADING_CPU_SECONDS"] = str(cpu_seconds)
-    os.environ["GRADING_HIDDEN_PATHS"] = os.pathsep.join(str(Path(p).resolve()) for p in hidden_paths)
     os.environ["GRADING_READABLE_PATHS"] = os.pathsep.join(str(Path(p).resolve()) for p in readable_paths)
+    os.environ.pop("GRADING_HIDDEN_PATHS", None)
+    # unix sockets: ZMQ over TCP cannot reach a kernel in its own network namespace
+    c.KernelManager.transport = "ipc"
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.timeout = timeout  # seconds per cell; a cell past it is interrupted and scores zero
     c.Execute.interrupt_on_timeout = True

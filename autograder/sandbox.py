@@ -1,80 +1,163 @@
-"""Run untrusted submission code in its own process, with a wall-time and memory limit, confined.
+"""Run one grading job on untrusted material, confined (autograder.confinement), and bring back its raw answer.
 
-The parent copies the job's inputs into a fresh folder, writes a request
-(JSON) there, and reads the child's answer from a file it names; the child's
-prints go to a log and never count. The child confines itself before loading
-any submission code (autograder.isolation): the hidden paths are out of its
-sight, it runs as an unprivileged user when the grader is root. A hang, a
-crash or memory exhaustion becomes a SandboxError with a reason, never the
-grader's own.
+The job folder holds only copies of what the job needs; the sandbox sees it
+read-only at /job. The answer comes back through a pipe the grader reads up
+to a cap; everything the job prints goes to a capped log for the instructor.
+A hang, a crash, a memory hog or an oversized answer becomes a short reason
+from a fixed vocabulary (``JobResult.problem``); nothing the job wrote is
+ever copied into a reason.
 """
 from __future__ import annotations
 
-import json
 import os
+import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-# the reference solutions never meet submission code
-ALWAYS_HIDDEN = [REPO / "solutions"]
+from . import confinement
+from .confinement import Cgroup, Limits, Mounts
+from .inside import wire
+
+INSIDE = Path(__file__).resolve().parent / "inside"
+ANSWER_CAP = 64 * 2 ** 20  # bytes of answer read back; more is a reason, not a grader's memory problem
+LOG_CAP = 256 * 1024  # bytes of the job's prints kept for the instructor
+ENTRY = "import sys; sys.path.insert(0, {root!r}); from inside.job import main; main()"
 
 
-class SandboxError(RuntimeError):
-    """The sandboxed job did not produce an answer; the message says why."""
+class UnconfinedError(RuntimeError):
+    """Confinement is unavailable here and the instructor did not accept grading without it."""
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+@dataclass
+class JobResult:
+    """What came back from one job."""
+
+    answer: object | None  # the decoded raw answer, or None
+    problem: str | None  # a grader-written reason when there is no usable answer
+    log: str  # the tail of what the job printed: for the instructor only
+    seconds: float  # wall time
+
+
+def _drain(stream, cap: int, sink: list, overflow: list) -> None:
+    """Read a pipe to its end, keeping at most ``cap`` bytes (the rest is read and dropped)."""
+    size = 0
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            break
+        if size < cap:
+            sink.append(chunk[: cap - size])
+        size += len(chunk)
+    if size > cap:
+        overflow.append(size)
+    stream.close()
+
+
+def _rlimits(limits: Limits):
+    def apply() -> None:
+        for kind, value in ((resource.RLIMIT_AS, limits.memory_mb * 2 ** 20),
+                            (resource.RLIMIT_FSIZE, limits.scratch_mb * 2 ** 20),
+                            (resource.RLIMIT_NOFILE, limits.open_files), (resource.RLIMIT_CORE, 0)):
+            resource.setrlimit(kind, (value, value))
+    return apply
+
+
+def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: float = 300,
+            limits: Limits = Limits(), confined: bool = True) -> JobResult:
+    """Run ``inside.job`` JOB on ``request`` with copies of ``inputs`` (name -> file) at /job.
+
+    ``confined=False`` runs it with resource limits only (an instructor's explicit choice).
+    """
+    import time
+
+    if confined and confinement.status() is not None:
+        raise UnconfinedError(confinement.status())
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="grader-job-") as tmp:
+        folder = Path(tmp) / "job"
+        folder.mkdir(mode=0o755)
+        for name, source in inputs.items():
+            target = folder / name
+            shutil.copyfile(source, target)  # a plain copy: the collect step already refused links
+            os.chmod(target, 0o644)
+        (folder / "request.json").write_bytes(wire.dumps(request))
+        os.chmod(folder / "request.json", 0o644)
+        read_answer, write_answer = os.pipe()
+        if confined:
+            mounts = Mounts(read_only={str(folder): "/job", str(INSIDE): "/grader/inside"})
+            command = [sys.executable, "-I", "-c", ENTRY.format(root="/grader"), job, "/job/request.json",
+                       str(write_answer)]
+            argv = confinement.bwrap_argv(command, mounts, limits, chdir="/job")
+            cwd, env = tmp, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        else:
+            scratch = Path(tmp) / "scratch"
+            scratch.mkdir()
+            argv = [sys.executable, "-I", "-c", ENTRY.format(root=str(INSIDE.parent)), job,
+                    str(folder / "request.json"), str(write_answer)]
+            cwd = str(folder)
+            env = {"PATH": os.environ.get("PATH", ""), "HOME": str(scratch), "TMPDIR": str(scratch),
+                   "MPLCONFIGDIR": str(scratch), "OMP_NUM_THREADS": "1", "COURSE_THREADS": "1"}
+        cgroup = Cgroup(limits) if confined else None
+
+        def enter() -> None:
+            if cgroup is not None:
+                cgroup.enter()
+            _rlimits(limits)()
+
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                cwd=cwd, env=env, pass_fds=(write_answer,), preexec_fn=enter,
+                                start_new_session=True)
+        os.close(write_answer)
+        answer_chunks, log_chunks, overflow, log_overflow = [], [], [], []
+        readers = [threading.Thread(target=_drain, args=(os.fdopen(read_answer, "rb"), ANSWER_CAP, answer_chunks,
+                                                         overflow), daemon=True),
+                   threading.Thread(target=_drain, args=(proc.stdout, LOG_CAP, log_chunks, log_overflow),
+                                    daemon=True)]
+        for reader in readers:
+            reader.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _kill(proc)
+            if cgroup is not None:
+                out_of_memory = cgroup.out_of_memory()
+                cgroup.kill()  # whatever the job started, wherever it went
+            else:
+                out_of_memory = False
+            for reader in readers:
+                reader.join(timeout=10)
+        log = b"".join(log_chunks).decode("utf-8", errors="replace")
+        seconds = time.monotonic() - start
+        problem = None
+        if timed_out:
+            problem = f"ran past the time limit of {timeout:.0f} s and was stopped"
+        elif out_of_memory or proc.returncode in (-9, 137) or "MemoryError" in log[-2000:]:
+            problem = f"ran out of memory (the limit is {limits.memory_mb} MB) and was stopped"
+        elif overflow:
+            problem = f"answered with more than the {ANSWER_CAP // 2 ** 20} MB the grader reads back"
+        elif proc.returncode != 0:
+            problem = f"stopped before answering (exit code {proc.returncode})"
+        if problem:
+            return JobResult(None, problem, log, seconds)
+        try:
+            return JobResult(wire.loads(b"".join(answer_chunks)), None, log, seconds)
+        except wire.WireError:
+            return JobResult(None, "gave an answer the grader could not read", log, seconds)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    import signal
+
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     proc.wait()
-
-
-def run_job(job: str, request: dict, timeout: float = 120, memory_mb: int = 4096,
-            inputs: dict[str, str | Path] | None = None, hidden: list[str | Path] = ()) -> dict:
-    """Run ``autograder.jobs.<job>(request)`` in a child process; returns its JSON answer.
-
-    ``inputs`` maps names to files copied into the child's working folder (the
-    request refers to them by those names); ``hidden`` paths are kept out of its sight.
-    """
-    with tempfile.TemporaryDirectory(prefix="sandbox-") as tmp:
-        os.chmod(tmp, 0o755)
-        for name, source in (inputs or {}).items():
-            shutil.copy(source, Path(tmp) / name)
-        answer = Path(tmp) / "answer.json"
-        log = Path(tmp) / "log.txt"
-        request = dict(request, sandbox=dict(
-            memory_mb=memory_mb, cpu_seconds=int(timeout) + 60, owned=[tmp],
-            hidden=[str(p) for p in [*ALWAYS_HIDDEN, *hidden]],
-            readable=[sys.prefix, sys.base_prefix, str(REPO), tmp]))
-        (Path(tmp) / "request.json").write_text(json.dumps(request), encoding="utf-8")
-        env = dict(os.environ, OMP_NUM_THREADS="1", COURSE_THREADS="1")
-        with open(log, "w") as out:
-            # its own session: on a timeout the whole group goes, with any process the job started
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "autograder.jobs", job, "request.json", str(answer)],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, cwd=tmp, env=env,
-            )
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                raise SandboxError(f"{job}: still running after {timeout:.0f} s (infinite loop or too slow?)") from None
-            finally:
-                _kill_group(proc)  # a timed-out job, or what an exited one left running
-        tail = log.read_text(errors="replace")[-600:]
-        if proc.returncode != 0:
-            if "MemoryError" in tail or "out of memory" in tail or proc.returncode in (-9, 137):
-                raise SandboxError(f"{job}: ran out of memory (limit {memory_mb} MB)")
-            last = tail.strip().splitlines()[-1] if tail.strip() else f"exit code {proc.returncode}"
-            raise SandboxError(f"{job}: crashed: {last}")
-        try:
-            return json.loads(answer.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise SandboxError(f"{job}: gave no readable answer ({err})") from None

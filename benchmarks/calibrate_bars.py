@@ -8,6 +8,10 @@ reference notebooks once per seed (a student's own initialisation order draws a
 different stream, so a bar has to hold across seeds, not for seed 0 alone), then
 prints each seed's dev and test accuracy beside the bars in autograder/bars.toml.
 With --jobs 2 two seeds train at once on one thread each. Runs go to --out/seedN.
+Test accuracy is scored against --answers (grader-only); without it, against the data
+folder's birth_test.tsv if it has one (the original files), else the answers of the
+default world (seed 0) are written to --out/grader_only/birth_test.tsv, provided the
+data folder holds that world.
 """
 from __future__ import annotations
 
@@ -26,10 +30,10 @@ from course_lib.data_files import read_birth_places  # noqa: E402
 from course_lib.evaluation import accuracy  # noqa: E402
 from course_lib.presets import get_preset, with_overrides  # noqa: E402
 from course_lib.runs import run  # noqa: E402
-from course_lib.world import TEST_FILE, write_world  # noqa: E402
+from course_lib.world import TEST_FILE, TEST_INPUTS_FILE, write_world  # noqa: E402
 
 
-def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], data_dir: str, out: str,
+def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], data_dir: str, answers: str, out: str,
              notebooks: str, threads: int | None) -> tuple[int, tuple[int, int], tuple[int, int], float]:
     """(seed, dev (correct, total), test (correct, total), minutes) of one seed's pretrain + finetune + evaluation."""
     preset = with_overrides(get_preset(preset_name), settings)
@@ -41,8 +45,16 @@ def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], dat
               seed=seed, progress=False, num_threads=threads)
     # the test questions run.sh evaluates carry no answers: score them against the grader-only file
     predictions = (Path(out) / f"{variant}.pretrain.test.predictions").read_text(encoding="utf-8").splitlines()
-    gold = [e.place for e in read_birth_places(Path(data_dir) / TEST_FILE, require_answers=True)]
+    gold = [e.place for e in read_birth_places(Path(answers), require_answers=True)]
     return seed, (dev.correct, dev.total), accuracy(predictions, gold), (time.perf_counter() - start) / 60
+
+
+def default_answers(data_dir: Path, out: Path) -> Path | None:
+    """The seed-0 answers, written under ``out``, if ``data_dir`` holds the seed-0 world's test questions; else None."""
+    # the student folder holds no answers: regenerate the default world's beside the outputs
+    written = write_world(out / "world0", 0, answers_path=out / "grader_only" / TEST_FILE)
+    same = (data_dir / TEST_INPUTS_FILE).read_bytes() == written[TEST_INPUTS_FILE].read_bytes()
+    return written[TEST_FILE] if same else None
 
 
 def main(argv=None) -> int:
@@ -52,7 +64,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--jobs", type=int, default=1, help="seeds trained at once (one thread each when > 1)")
     parser.add_argument("--data-dir", default=str(REPO / "data" / "world"),
-                        help="a folder with the test answers (the synthetic world is written here if missing)")
+                        help="the student data folder (the default synthetic world is written here if missing)")
+    parser.add_argument("--answers", default=None,
+                        help="the grader-only test answers (default: DATA_DIR/birth_test.tsv if there, else those of "
+                             "the seed-0 world, written under --out)")
     parser.add_argument("--dataset", default="synthetic", choices=["synthetic", "original"], help="whose bars to show")
     parser.add_argument("--out", default=str(REPO / "outputs" / "calibrate_bars"))
     parser.add_argument("--notebooks", default=str(REPO / "solutions" / "a5"))
@@ -62,12 +77,19 @@ def main(argv=None) -> int:
     data_dir = Path(args.data_dir)
     if not (data_dir / "wiki.txt").is_file():
         write_world(data_dir, 0)
-    if not (data_dir / TEST_FILE).is_file():
-        parser.error(f"{data_dir / TEST_FILE} (the test answers) not found")
+    answers = Path(args.answers) if args.answers else None
+    if answers is None and (data_dir / TEST_FILE).is_file():
+        answers = data_dir / TEST_FILE  # e.g. the original course files, which carry their answers
+    if answers is None:
+        answers = default_answers(data_dir, Path(args.out))
+    if answers is None:
+        parser.error(f"{data_dir} is not the default world (seed 0): pass its test answers with --answers")
+    if not answers.is_file():
+        parser.error(f"{answers} (the test answers) not found")
     bars = {b.split: b for b in load_bars(args.dataset, args.preset) if b.part == f"{args.variant}_pretrain"}
     threads = 1 if args.jobs > 1 else None
-    jobs = [(args.variant, s, args.preset, args.settings, str(data_dir), str(Path(args.out) / f"seed{s}"),
-             args.notebooks, threads) for s in seeds]
+    jobs = [(args.variant, s, args.preset, args.settings, str(data_dir), str(answers),
+             str(Path(args.out) / f"seed{s}"), args.notebooks, threads) for s in seeds]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         rows = sorted(pool.map(one_seed, *zip(*jobs)))
     print(f"{args.variant}, preset {args.preset}{' ' + ' '.join(args.settings) if args.settings else ''}")

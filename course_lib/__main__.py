@@ -9,12 +9,26 @@ from . import runs as runs_module
 from .presets import PRESETS, get_preset, with_overrides
 
 
-def _world(args: argparse.Namespace) -> int:
-    from .world import write_world
+WORLD_HELP = """Write a synthetic world: the student files wiki.txt, birth_places_train.tsv,
+birth_dev.tsv and birth_test_inputs.tsv, and with --answers-out the grader-only
+test answers (birth_test.tsv format) and world.json, which records the seed.
 
-    written = write_world(Path(args.out), args.seed)
+Students practise on the default seed 0 (the world the notebooks write for
+themselves). To grade, make a world with a secret seed, e.g. from
+  python -c "import secrets; print(secrets.token_hex(16))"
+give the students the --out folder, and keep the answers file and the seed private:
+with either, anyone can know the test answers."""
+
+
+def _world(args: argparse.Namespace) -> int:
+    from .world import parse_seed, write_world
+
+    answers = Path(args.answers_out) if args.answers_out else None
+    written = write_world(Path(args.out), parse_seed(args.seed), answers_path=answers)
     for path in written.values():
         print(f"wrote {path}")
+    if answers is None:
+        print("no test answers written (pass --answers-out FILE, a grader-only place, to write them)")
     return 0
 
 
@@ -47,9 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m course_lib", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    world = sub.add_parser("world", help="write a synthetic world (wiki.txt and the birth-place files)")
-    world.add_argument("--out", required=True, help="folder to write into")
-    world.add_argument("--seed", type=int, default=0, help="world seed (same seed, same files)")
+    world = sub.add_parser("world", help="write a synthetic world (wiki.txt and the birth-place files)",
+                           description=WORLD_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    world.add_argument("--out", required=True, help="the student data folder to write into")
+    world.add_argument("--answers-out", metavar="FILE", default=None,
+                       help="where the grader-only test answers go (never inside --out); without it none are written")
+    world.add_argument("--seed", default="0",
+                       help="an int or any string (same seed, same files); default 0, the students' practice world")
     world.set_defaults(func=_world)
 
     run = sub.add_parser("run", help="carry out named runs of run.sh, in order")

@@ -62,6 +62,11 @@ def span_problems(report: dict, block_size: int = 50, corpus: str = TOY_CORPUS) 
         return ["CharCorruptionDataset must subclass CharCorruptionDatasetBase"]
     if report.get("error"):
         return [report["error"]]
+    return span_sample_problems(report["samples"], block_size, corpus)
+
+
+def span_sample_problems(samples: list[dict], block_size: int, corpus: str) -> list[str]:
+    """What the samples ({idx, x, y, dtypes}, x and y as lists of ints) break of span corruption (empty: none)."""
     vocab = CharCorruptionDatasetBase(corpus, block_size).vocab
     documents = corpus.split("\n")
     upper = int(block_size * 7 / 8)
@@ -72,7 +77,7 @@ def span_problems(report: dict, block_size: int = 50, corpus: str = TOY_CORPUS) 
         if message not in problems:
             problems.append(message)
 
-    for sample in report["samples"]:
+    for sample in samples:
         idx, x, y = sample["idx"], sample["x"], sample["y"]
         if sample["dtypes"] != ["torch.int64", "torch.int64"]:
             fail(f"x and y should be LongTensors (torch.long), got {sample['dtypes'][0]} and {sample['dtypes'][1]}")

@@ -26,10 +26,10 @@ ROWS = [
 
 
 def demo(data_dir: Path = Path("data/world"), out_dir: Path = Path("outputs/demo"), notebooks=Path("solutions/a5"),
-         preset: str = "cpu", seed: int = 0, world_seed: int = 0) -> list[tuple[str, float, float]]:
+         preset: str = "cpu", seed: int = 0, world_seed: int | str = 0) -> list[tuple[str, float, float]]:
     """Run the three rows; returns (label, dev accuracy, minutes) per row."""
     if not (data_dir / "wiki.txt").is_file():
-        write_world(data_dir, world_seed)
+        write_world(data_dir, world_seed)  # no answers: the demo scores dev only
         print(f"wrote the synthetic world (seed {world_seed}) to {data_dir}")
     place, base = baseline_accuracy(data_dir / TRAIN, data_dir / DEV)
     print(f"majority-place baseline: always answering {place!r} scores {100 * base:.1f}% on dev")

@@ -29,7 +29,7 @@ def ensure_data() -> Path:
     if not (DATA_DIR / "wiki.txt").is_file():
         if "COURSE_DATA_DIR" in os.environ:
             raise FileNotFoundError(f"COURSE_DATA_DIR={DATA_DIR} holds no wiki.txt")
-        write_world(DATA_DIR, WORLD_SEED)
+        write_world(DATA_DIR, WORLD_SEED)  # no answers_path: the student folder gets no test answers
     return DATA_DIR
 
 

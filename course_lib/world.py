@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import re
 from dataclasses import asdict, dataclass
@@ -25,8 +26,8 @@ WIKI_FILE = "wiki.txt"
 TRAIN_FILE = "birth_places_train.tsv"
 DEV_FILE = "birth_dev.tsv"
 TEST_INPUTS_FILE = "birth_test_inputs.tsv"
-TEST_FILE = "birth_test.tsv"
-WORLD_JSON = "world.json"
+TEST_FILE = "birth_test.tsv"  # the test answers: grader-only, never in the student folder
+WORLD_JSON = "world.json"  # records the seed, so it lives beside the answers, never with the students
 SPLITS = ("train", "dev", "test", "wiki_only")  # "wiki_only": in wiki.txt, asked about nowhere
 
 FIRST_NAMES = (
@@ -95,6 +96,25 @@ _SECOND_TEMPLATES = (
 )
 
 
+Seed = int | str  # a string seed lets an instructor keep a secret like secrets.token_hex(16)
+
+
+def parse_seed(text: str) -> Seed:
+    """A seed from the command line: digits give the int (so "0" is the practice world), anything else the string."""
+    text = text.strip()
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    if not text:
+        raise ValueError("the seed must not be empty")
+    return text
+
+
+def _check_seed(seed: object) -> None:
+    # random.Random hashes a str seed with SHA-512, so a string gives the same world on every run
+    if isinstance(seed, bool) or not isinstance(seed, (int, str)) or seed == "":
+        raise ValueError(f"seed must be an int or a non-empty string, got {seed!r}")
+
+
 @dataclass(frozen=True)
 class WorldConfig:
     """Sizes and knobs of a synthetic world; every person is in wiki.txt exactly once."""
@@ -158,7 +178,7 @@ class Person:
 class World:
     """A generated world; ``people`` is in split order (train, dev, test, wiki-only)."""
 
-    seed: int
+    seed: Seed
     config: WorldConfig
     places: tuple[str, ...]  # most likely birth place first
     place_weights: tuple[float, ...]  # birth-place probabilities, aligned with places
@@ -244,10 +264,9 @@ def _biography(rng: random.Random, name: str, surname: str, birth: str, places: 
     return line, named
 
 
-def generate_world(seed: int, config: WorldConfig = WorldConfig()) -> World:
-    """Make the world for ``seed``: same seed and config, same world."""
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ValueError(f"seed must be an int, got {seed!r}")
+def generate_world(seed: Seed, config: WorldConfig = WorldConfig()) -> World:
+    """Make the world for ``seed`` (an int or a string): same seed and config, same world."""
+    _check_seed(seed)
     if not isinstance(config, WorldConfig):
         raise ValueError(f"config must be a WorldConfig, got {type(config).__name__}")
     rng = random.Random(seed)
@@ -284,26 +303,25 @@ def _write_lines(path: Path, lines: list[str]) -> Path:
     return path
 
 
-def write_world(out_dir: str | Path, seed: int, config: WorldConfig = WorldConfig()) -> dict[str, Path]:
-    """Write the course's data files for ``seed`` into ``out_dir``; return file name -> path."""
-    world = generate_world(seed, config)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
 
-    def qa(split: str) -> list[str]:
-        return [f"{p.question}\t{p.birth_place}" for p in world.split(split)]
 
-    paths = {
-        WIKI_FILE: _write_lines(out / WIKI_FILE, list(world.wiki_lines)),
-        TRAIN_FILE: _write_lines(out / TRAIN_FILE, qa("train")),
-        DEV_FILE: _write_lines(out / DEV_FILE, qa("dev")),
-        TEST_INPUTS_FILE: _write_lines(out / TEST_INPUTS_FILE, [p.question for p in world.split("test")]),
-        TEST_FILE: _write_lines(out / TEST_FILE, qa("test")),
-    }
-    summary = {
+def _write_private(path: Path, lines: list[str]) -> Path:
+    """Write a grader-only file: a new parent folder is made 0700 and the file 0600."""
+    if not path.parent.is_dir():  # an existing folder (say /tmp) keeps its mode
+        path.parent.mkdir(mode=0o700, parents=True)
+        os.chmod(path.parent, 0o700)  # mkdir's mode is masked by the umask
+    _write_lines(path, lines)
+    os.chmod(path, 0o600)
+    return path
+
+
+def _summary(world: World) -> dict:
+    return {
         "generator": "course_lib.world",
-        "seed": seed,
-        "config": asdict(config),
+        "seed": world.seed,
+        "config": asdict(world.config),
         "counts": {
             "people": len(world.people),
             **{split: len(world.split(split)) for split in SPLITS},
@@ -311,7 +329,36 @@ def write_world(out_dir: str | Path, seed: int, config: WorldConfig = WorldConfi
             "wiki_lines": len(world.wiki_lines),
         },
     }
-    paths[WORLD_JSON] = out / WORLD_JSON
-    with open(paths[WORLD_JSON], "w", encoding="utf-8", newline="\n") as f:
-        f.write(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+
+def write_world(out_dir: str | Path, seed: Seed, config: WorldConfig = WorldConfig(),
+                answers_path: str | Path | None = None) -> dict[str, Path]:
+    """Write the student files for ``seed`` into ``out_dir``; return file name -> path.
+
+    The test answers (``birth_test.tsv``) go to ``answers_path`` only, with ``world.json``
+    (which records the seed) beside them; without ``answers_path`` neither is written.
+    """
+    out = Path(out_dir)
+    answers = Path(answers_path) if answers_path is not None else None
+    if answers is not None and _inside(answers, out):
+        raise ValueError(f"answers_path {answers} is inside the student folder {out}; put it somewhere private")
+    world = generate_world(seed, config)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def qa(split: str) -> list[str]:
+        return [f"{p.question}\t{p.birth_place}" for p in world.split(split)]
+
+    # files an older write_world left here would hand students the answers and the seed
+    for stale in (TEST_FILE, WORLD_JSON):
+        (out / stale).unlink(missing_ok=True)
+    paths = {
+        WIKI_FILE: _write_lines(out / WIKI_FILE, list(world.wiki_lines)),
+        TRAIN_FILE: _write_lines(out / TRAIN_FILE, qa("train")),
+        DEV_FILE: _write_lines(out / DEV_FILE, qa("dev")),
+        TEST_INPUTS_FILE: _write_lines(out / TEST_INPUTS_FILE, [p.question for p in world.split("test")]),
+    }
+    if answers is not None:
+        paths[TEST_FILE] = _write_private(answers, qa("test"))
+        summary = json.dumps(_summary(world), indent=2, sort_keys=True)
+        paths[WORLD_JSON] = _write_private(answers.parent / WORLD_JSON, summary.splitlines())
     return paths

@@ -37,9 +37,25 @@ def original_data() -> Path:
 
 
 @pytest.fixture(scope="session")
-def world_dir(tmp_path_factory) -> Path:
+def _world_files(tmp_path_factory) -> dict[str, Path]:
+    """The default world: the student files in one folder, its test answers in a separate grader-only one."""
     from course_lib.world import write_world
 
-    out = tmp_path_factory.mktemp("world")
-    write_world(out, seed=0)
-    return out
+    answers = tmp_path_factory.mktemp("grader_only") / "birth_test.tsv"
+    return write_world(tmp_path_factory.mktemp("world"), seed=0, answers_path=answers)
+
+
+@pytest.fixture(scope="session")
+def world_dir(_world_files) -> Path:
+    """The student data folder of the default world (no test answers in it)."""
+    from course_lib.world import WIKI_FILE
+
+    return _world_files[WIKI_FILE].parent
+
+
+@pytest.fixture(scope="session")
+def world_answers(_world_files) -> Path:
+    """The grader-only test answers (birth_test.tsv) of the world in ``world_dir``."""
+    from course_lib.world import TEST_FILE
+
+    return _world_files[TEST_FILE]

@@ -34,6 +34,21 @@ EXPECTED = {  # student -> total autograded score (of 27)
 }
 if ROOT:  # without confinement this one could kill the grader itself
     EXPECTED["tampers"] = 0
+# a kernel can make its own test cells pass: nbgrader's run believes it, the trusted grader does not
+EXPECTED["kernel_forges"] = 20
+# student -> score of record after `autograder grade --gradebook` (the code itself judged outside the kernel)
+TRUSTED = {"reference": 27, "blank": 0, "partial": 20, "edits_test_cell": 0, "deletes_test_cell": 20,
+           "syntax_error": 0, "fake_success": 0, "reads_answers": 20, "corrupt_json": 0, "kernel_forges": 0}
+if ROOT:
+    TRUSTED["tampers"] = 0
+KERNEL_FORGE = """import sys, types
+import autograder
+import course_lib.checks as checks
+checks.check_span_corruption_basic = lambda *args, **kwargs: print("span corruption: all public checks passed")
+fake = types.ModuleType("autograder.hidden_checks")
+fake.check_span_corruption_hidden = lambda *args, **kwargs: None
+sys.modules["autograder.hidden_checks"] = autograder.hidden_checks = fake
+"""
 
 
 def _cell(nb, grade_id):
@@ -89,6 +104,9 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
         "reads_answers": {NB03: reader},
         "corrupt_json": {NB03: '{"cells": [ this is not JSON'},
     }
+    forger = release(NB03)
+    forger.cells.insert(1, nbformat.v4.new_code_cell(KERNEL_FORGE))
+    subs["kernel_forges"] = {NB03: forger}
     if "tampers" in EXPECTED:
         tamper = release(NB03)
         tamper.cells.insert(1, nbformat.v4.new_code_cell(
@@ -104,7 +122,7 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory, world_dir):
+def course(tmp_path_factory, world_dir, world_answers):
     """A course after generate_assignment, submission, one autograde batch and a CSV export."""
     course = tmp_path_factory.mktemp("nbgrader") / "course"
     (course / "source" / "a5").mkdir(parents=True)
@@ -112,7 +130,7 @@ def course(tmp_path_factory, world_dir):
         shutil.copy(REPO / "solutions" / "a5" / name, course / "source" / "a5" / name)
     grader_only = course / "grader_only"  # the test-set answers live only here, private to the grader
     grader_only.mkdir(mode=0o700)
-    answers = shutil.copy(world_dir / "birth_test.tsv", grader_only / "birth_test.tsv")
+    answers = shutil.copy(world_answers, grader_only / "birth_test.tsv")
     os.chmod(answers, 0o600)
     hidden = [grader_only, course / "gradebook.db", course / "submitted", course / "source"]
     (course / "nbgrader_config.py").write_text(
@@ -141,7 +159,36 @@ def course(tmp_path_factory, world_dir):
     autograde = nbgrader("autograde", "a5", "--force")
     exported = nbgrader("export", "--to", str(course / "grades.csv"))
     assert exported.returncode == 0, exported.stderr[-2000:]
-    return dict(dir=course, autograde=autograde)
+    return dict(dir=course, autograde=autograde, env=env, nbgrader=nbgrader, answers=answers)
+
+
+@pytest.fixture(scope="module")
+def trusted(course, world_dir, tmp_path_factory):
+    """The score of record written into the course's gradebook, then nbgrader's export again.
+
+    The hanging and memory-hogging students are left out here: the sandbox's own tests
+    cover those, and each would cost a whole job time limit.
+    """
+    from autograder.__main__ import main
+
+    subset = tmp_path_factory.mktemp("trusted") / "submitted"
+    for student in TRUSTED:
+        shutil.copytree(course["dir"] / "submitted" / student, subset / student)
+    out = subset.parent / "grades"
+    assert main(["grade", str(subset), "--out", str(out), "--data-dir", str(world_dir), "--answers",
+                 str(course["answers"]), "--preset", "smoke", "--timeout", "240",
+                 "--gradebook", f"sqlite:///{course['dir'] / 'gradebook.db'}"]) == 0
+    exported = course["nbgrader"]("export", "--to", str(out / "after.csv"))
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    with open(out / "after.csv", newline="") as f:
+        return {row["student_id"]: row for row in csv.DictReader(f)}
+
+
+@pytest.mark.skipif(not ROOT, reason="the trusted grader confines submission code: it needs root on Linux")
+def test_the_gradebook_holds_the_score_of_record(trusted):
+    """After `autograder grade --gradebook`, does nbgrader's own export show the trusted scores, forgers at zero?"""
+    assert {s: float(trusted[s]["score"]) for s in TRUSTED} == TRUSTED
+    assert float(trusted["hangs"]["score"]) == EXPECTED["hangs"]  # not regraded: left as nbgrader scored it
 
 
 def _export(course):
@@ -199,7 +246,7 @@ def test_printed_success_and_edited_points_do_not_count(course):
 def test_test_answers_are_not_readable_by_submission_code(course):
     """Does a notebook that opens the grader-only answers get an error instead of their contents?"""
     output = _autograded_output(course, "reads_answers")
-    assert "answers not readable: PermissionError" in output
+    assert "answers not readable:" in output  # FileNotFoundError: outside the kernel's allowlist
     assert "LEAKED" not in output
 
 

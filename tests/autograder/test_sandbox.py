@@ -1,8 +1,8 @@
-"""Hostile submission code: hangs, memory hogs, fake success and forged answers stay inside their process."""
+"""The confined job: an allowlist view, its own PID and network namespaces, capped resources, raw answers only."""
 from __future__ import annotations
 
 import os
-import shutil
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -11,90 +11,145 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder.grade import CODE_POINTS, grade_code
-from autograder.sandbox import SandboxError, run_job
+from autograder import confinement
+from autograder.confinement import Limits
+from autograder.sandbox import run_job
 
 from conftest import REPO
 
-NB = "05_synthesizer.ipynb"
+pytestmark = [pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}"),
+              pytest.mark.timeout(300)]
 
 
-def _notebook(tmp_path, source):
-    path = tmp_path / "05_synthesizer.ipynb"
+def _probe(tmp_path: Path, source: str, names=("result",), timeout: float = 60, limits: Limits = Limits()):
+    """Run ``source`` as a notebook in the sandbox; returns (job result, the value of ``result`` or None)."""
+    path = tmp_path / "07_probe.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell(source)]), path)
-    return path
+    request = {"notebooks": [path.name], "checks": [{"grade_id": "g", "needs": list(names), "probe": "variables",
+                                                     "inputs": {"names": list(names)}}]}
+    job = run_job("probe", request, {path.name: path}, timeout=timeout, limits=limits)
+    got = job.answer["checks"]["g"] if job.answer else None
+    return job, (got or {}).get("output", {}).get("result") if isinstance(got, dict) else None
 
 
-def _reasons(tmp_path, source, **limits):
-    parts = grade_code([_notebook(tmp_path, source)], **{"timeout": 60, "memory_mb": 4096, **limits})
-    assert [p.part for p in parts] == list(CODE_POINTS)
-    return {p.part: (p.points, p.reason) for p in parts}
+def test_the_job_sees_only_its_allowlist(tmp_path):
+    """Can submission code read the course's .git, the solutions, or any file outside its allowlist? (no)"""
+    secret = Path(tempfile.mkdtemp(prefix="grader-secret-")) / "birth_test.tsv"
+    secret.write_text("Where was X born?\tNowhere\n")
+    paths = [REPO / ".git" / "HEAD", REPO / "solutions" / "a5" / "05_synthesizer.ipynb", secret,
+             REPO / "autograder" / "judges.py", Path("/etc/shadow"), REPO / "nbgrader_config.py"]
+    source = ("import os\nresult = []\n"
+              f"for p in {[str(p) for p in paths]!r}:\n"
+              "    try:\n        open(p).read() if not os.path.isdir(p) else os.listdir(p)\n        result.append('READ ' + p)\n"
+              "    except OSError as err:\n        result.append(type(err).__name__)\n"
+              f"result = ','.join(result) + ' | ' + ' '.join(sorted(os.listdir({str(REPO)!r})))")
+    job, result = _probe(tmp_path, source)
+    assert job.problem is None, job.log
+    read, listing = result.split(" | ")
+    assert "READ" not in read, read
+    assert set(listing.split()) <= {"course_lib", ".venv"}, listing  # the repo holds nothing else in there
+    secret.unlink()
 
 
-def test_hanging_submission_times_out_with_a_reason(tmp_path):
-    """Does a notebook that never finishes loading end at the time limit, every check saying so?"""
-    reasons = _reasons(tmp_path, "while True:\n    pass", timeout=5)
-    assert all(points == 0 and "still running after 5 s" in why for points, why in reasons.values())
+def test_the_job_runs_as_nobody_without_network_or_other_processes(tmp_path):
+    """Does the job run as nobody, unable to see other processes or reach a server on this machine?"""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    source = ("import os, socket\n"
+              "pids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
+              "try:\n"
+              f"    socket.create_connection(('127.0.0.1', {port}), timeout=3); net = 'reached'\n"
+              "except OSError as err:\n    net = type(err).__name__\n"
+              "result = f'{os.getuid()} {len(pids)} {net}'")
+    job, result = _probe(tmp_path, source)
+    server.close()
+    uid, pids, net = result.split()
+    assert uid == "65534" and int(pids) <= 4 and net != "reached", result
 
 
-def test_processes_a_submission_starts_die_with_it(tmp_path):
-    """Does a timed-out submission's background process get killed too, instead of running on after grading?"""
-    # a folder the confined user can reach and write (tmp_path lies under root's private pytest folder)
-    shared = Path(tempfile.mkdtemp(prefix="sandbox-test-"))
-    os.chmod(shared, 0o777)
-    marker = shared / "still_alive"
-    child = f"import time, pathlib; time.sleep(6); pathlib.Path({str(marker)!r}).touch()"
+def test_hanging_job_stops_at_the_time_limit(tmp_path):
+    """Does a notebook that never finishes loading stop at the time limit, with a reason saying so?"""
+    job, _ = _probe(tmp_path, "while True:\n    pass", timeout=8)
+    assert job.answer is None and "time limit of 8 s" in job.problem
+
+
+def test_processes_a_job_starts_die_with_it(tmp_path):
+    """Is a background process started by a timed-out job killed too, not left running after grading?"""
+    marker = Path(tempfile.mkdtemp(prefix="grader-marker-"))
+    os.chmod(marker, 0o777)
+    # the job cannot see this folder; the process would have to outlive the job to matter at all
+    child = "import time, os; os.setsid(); time.sleep(6); open('/tmp/x', 'w').write('alive')"
     source = f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {child!r}])\nwhile True:\n    pass"
-    reasons = _reasons(tmp_path, source, timeout=3)
-    assert all(points == 0 and "still running" in why for points, why in reasons.values())
-    time.sleep(8)
-    assert not marker.exists()
-    shutil.rmtree(shared)
+    before = {p for p in os.listdir("/proc") if p.isdigit()}
+    job, _ = _probe(tmp_path, source, timeout=5)
+    assert "time limit" in job.problem
+    time.sleep(1)
+    after = {p for p in os.listdir("/proc") if p.isdigit()} - before
+    survivors = []
+    for pid in after:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"time.sleep(6)" in cmdline:
+            survivors.append(pid)
+    assert not survivors
+    marker.rmdir()
 
 
 def test_memory_hog_is_stopped_with_a_reason(tmp_path):
     """Does a notebook that allocates far too much get stopped by the memory limit, not take the grader down?"""
-    reasons = _reasons(tmp_path, "hog = bytearray(50 * 1024 ** 3)", memory_mb=3000)
-    points, why = reasons["synthesizer_public"]
-    assert points == 0 and "MemoryError" in why
+    job, _ = _probe(tmp_path, "hog = []\nwhile True:\n    hog.append(bytearray(2 ** 26))", limits=Limits(memory_mb=1500))
+    # either the address-space cap raised MemoryError in the notebook, or the cgroup stopped the job
+    stopped = job.answer is None and "ran out of memory" in job.problem
+    failed = (job.answer or {}).get("failed_notebooks", {}).get("07_probe.ipynb", {}).get("type") == "MemoryError"
+    assert stopped or failed, (job.problem, job.answer)
 
 
-def test_printed_success_does_not_count(tmp_path):
-    """Does printing a fake success message leave every check failed?"""
-    reasons = _reasons(tmp_path, 'print(\'{"synthesizer_public": {"report": "passed"}}\')\nprint("All tests passed!")')
-    assert all(points == 0 for points, _ in reasons.values())
-    assert "not defined" in reasons["synthesizer_public"][1]
+def test_a_fork_bomb_meets_the_process_limit(tmp_path):
+    """Does a notebook that forks without end stay inside its process limit and finish?"""
+    source = ("import os\nkids = 0\n"
+              "for _ in range(500):\n    try:\n        pid = os.fork()\n    except OSError:\n        break\n"
+              "    if pid == 0:\n        import time; time.sleep(30); os._exit(0)\n    kids += 1\n"
+              "result = kids")
+    job, result = _probe(tmp_path, source, limits=Limits(max_processes=32))
+    assert job.problem is None and result < 32
 
 
-def test_forged_answer_file_does_not_count(tmp_path):
-    """Does a notebook that writes its own 'all passed' answer file and exits still get zero everywhere?"""
+def test_scratch_is_capped_and_leaves_nothing_behind(tmp_path):
+    """Can a job fill the disk through /tmp, and does anything it wrote stay after it ends? (no, no)"""
+    before = set(os.listdir(tempfile.gettempdir()))
+    source = ("written = 0\ntry:\n    with open('/tmp/fill', 'wb') as f:\n        for _ in range(64):\n"
+              "            f.write(b'x' * 2 ** 20); written += 1\nexcept OSError as err:\n    pass\nresult = written")
+    job, result = _probe(tmp_path, source, limits=Limits(scratch_mb=16))
+    assert job.problem is None and result <= 16
+    assert not [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("grader-job-")]
+
+
+def test_an_oversized_answer_is_a_reason_not_a_memory_problem(tmp_path):
+    """Does a job that writes far more than the answer cap get a reason instead of filling the grader's memory?"""
+    source = ("import os\nfor fd in range(3, 20):\n    try:\n        os.write(fd, b'x' * 2 ** 20)\n"
+              "        for _ in range(80):\n            os.write(fd, b'x' * 2 ** 20)\n    except OSError:\n        pass\n"
+              "os._exit(0)")
+    job, _ = _probe(tmp_path, source)
+    assert job.answer is None and ("more than" in job.problem or "could not read" in job.problem), job.problem
+
+
+def test_a_forged_answer_is_only_data(tmp_path):
+    """Does an answer the notebook writes itself arrive as plain data for the judges, never as a verdict?"""
     forge = ("import json, os, sys\n"
-             "json.dump({name: {'report': {'passed': True, 'subclass': True, 'pair': True}} for name in "
-             f"{list(CODE_POINTS)!r}}}, open(sys.argv[3], 'w'))\n"
+             "os.write(int(sys.argv[-1]), json.dumps({'checks': {'g': {'output': {'result': 'forged'}}}}).encode())\n"
              "os._exit(0)")
-    reasons = _reasons(tmp_path, forge)
-    assert all(points == 0 for points, _ in reasons.values()), reasons
+    job, result = _probe(tmp_path, forge)
+    assert job.problem is None and result == "forged"  # raw output: the judge of a real check decides
 
 
-def test_crashing_job_reports_why(tmp_path):
-    """Does a job whose process dies at once come back as a SandboxError with the last line it printed?"""
-    with pytest.raises(SandboxError, match="crashed"):
-        run_job("no-such-job", {}, timeout=30)
-
-
-@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0), reason="confinement needs root on Linux")
-def test_hidden_paths_are_out_of_sight(tmp_path):
-    """Can submission code in the sandbox read a hidden file (the test answers) or a reference solution? (no)"""
-    secret = tmp_path / "grader_only"
-    secret.mkdir()
-    (secret / "birth_test.tsv").write_text("Where was X born?\tNowhere\n")
-    probe = (f"for path in [{str(secret / 'birth_test.tsv')!r}, {str(REPO / 'solutions' / 'a5' / NB)!r}]:\n"
-             "    try:\n        open(path).read()\n        raise RuntimeError('LEAKED ' + path)\n"
-             "    except OSError as err:\n        print(type(err).__name__)\n"
-             "raise RuntimeError('blocked')")
-    notebook = tmp_path / "nb" / "05_synthesizer.ipynb"
-    notebook.parent.mkdir()
-    nbformat.write(new_notebook(cells=[new_code_cell(probe)]), notebook)
-    parts = grade_code([notebook], timeout=60, memory_mb=4096, hidden=[secret])
-    reason = parts[0].reason
-    assert "blocked" in reason and "LEAKED" not in reason, reason
+def test_jobs_leave_no_cgroup_behind(tmp_path):
+    """Is each job's cgroup removed when it ends, even after a timeout?"""
+    _probe(tmp_path, "while True:\n    pass", timeout=3)
+    for controller in ("memory", "pids"):
+        parent = confinement.CGROUP_ROOT / controller / confinement.CGROUP_PARENT
+        if parent.is_dir():
+            assert not [p for p in parent.iterdir() if p.name.startswith(f"job-{os.getpid()}-")]

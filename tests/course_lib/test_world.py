@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -19,10 +23,13 @@ from course_lib.world import (
     WORLD_JSON,
     WorldConfig,
     generate_world,
+    parse_seed,
     write_world,
 )
 
-FILES = (WIKI_FILE, TRAIN_FILE, DEV_FILE, TEST_INPUTS_FILE, TEST_FILE, WORLD_JSON)
+REPO = Path(__file__).resolve().parents[2]
+STUDENT_FILES = (WIKI_FILE, TRAIN_FILE, DEV_FILE, TEST_INPUTS_FILE)
+FILES = STUDENT_FILES + (TEST_FILE, WORLD_JSON)  # the last two only with answers_path, outside the student folder
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +37,14 @@ def world():
     return generate_world(0)
 
 
+def _write(root: Path, seed, config: WorldConfig = WorldConfig()) -> dict[str, Path]:
+    """The student files in root/students, the answers in root/grader_only."""
+    return write_world(root / "students", seed, config, answers_path=root / "grader_only" / TEST_FILE)
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    return write_world(tmp_path_factory.mktemp("world0"), seed=0)
+    return _write(tmp_path_factory.mktemp("world0"), seed=0)
 
 
 def _words(text: str) -> set[str]:
@@ -45,8 +57,8 @@ def _has_word(text: str, phrase: str) -> bool:
 
 def test_same_seed_is_byte_identical(tmp_path):
     """Does the same seed give byte-identical files?"""
-    a = write_world(tmp_path / "a", seed=7)
-    b = write_world(tmp_path / "b", seed=7)
+    a = _write(tmp_path / "a", seed=7)
+    b = _write(tmp_path / "b", seed=7)
     assert set(a) == set(b) == set(FILES)
     for name in FILES:
         assert a[name].read_bytes() == b[name].read_bytes(), name
@@ -54,8 +66,8 @@ def test_same_seed_is_byte_identical(tmp_path):
 
 def test_different_seeds_differ(tmp_path):
     """Do different seeds give different worlds?"""
-    a = write_world(tmp_path / "a", seed=1)
-    b = write_world(tmp_path / "b", seed=2)
+    a = _write(tmp_path / "a", seed=1)
+    b = _write(tmp_path / "b", seed=2)
     for name in (WIKI_FILE, TRAIN_FILE, DEV_FILE, TEST_FILE):
         assert a[name].read_bytes() != b[name].read_bytes(), name
 
@@ -83,7 +95,7 @@ def test_files_parse_and_counts_match(files):
 def test_splits_disjoint_and_wiki_only_people(tmp_path):
     """Are train/dev/test disjoint, with wiki-only people in wiki.txt alone?"""
     cfg = WorldConfig(n_train=40, n_dev=15, n_test=10, n_wiki_only=5, n_places=8)
-    paths = write_world(tmp_path, seed=3, config=cfg)
+    paths = _write(tmp_path, seed=3, config=cfg)
     names = [
         {ex.name for ex in read_birth_places(paths[f], require_answers=True)}
         for f in (TRAIN_FILE, DEV_FILE, TEST_FILE)
@@ -203,12 +215,10 @@ def test_two_places_still_works():
 
 def test_questions_use_only_characters_of_the_wiki(tmp_path):
     """Can every question and place be encoded with the vocabulary of the world's wiki.txt?"""
-    from course_lib.world import write_world
-
-    write_world(tmp_path, 0)
-    wiki_chars = set((tmp_path / "wiki.txt").read_text(encoding="utf-8"))
-    for name in ("birth_places_train.tsv", "birth_dev.tsv", "birth_test.tsv"):
-        text = (tmp_path / name).read_text(encoding="utf-8").replace("\t", "").replace("\n", "")
+    paths = _write(tmp_path, 0)
+    wiki_chars = set(paths[WIKI_FILE].read_text(encoding="utf-8"))
+    for name in (TRAIN_FILE, DEV_FILE, TEST_FILE):
+        text = paths[name].read_text(encoding="utf-8").replace("\t", "").replace("\n", "")
         assert set(text) <= wiki_chars, set(text) - wiki_chars
 
 
@@ -219,3 +229,86 @@ def test_second_sentences_when_asked_for():
     assert len(with_second) >= 0.5 * len(world.people)  # the rest would pass the length limit
     for p in with_second:
         assert len(p.biography) <= MAX_BIO_CHARS and all(_has_word(p.biography, q) for q in p.other_places)
+
+
+def _answer_lines(seed) -> list[str]:
+    return [f"{p.question}\t{p.birth_place}" for p in generate_world(seed).split("test")]
+
+
+def test_student_folder_holds_no_answers(tmp_path):
+    """Does write_world without answers_path leave no test answer (nor the seed) in the student folder?"""
+    paths = write_world(tmp_path, 0)
+    assert set(paths) == set(STUDENT_FILES)
+    assert sorted(f.name for f in tmp_path.iterdir()) == sorted(STUDENT_FILES)
+    answers = _answer_lines(0)
+    for f in tmp_path.iterdir():
+        text = f.read_text(encoding="utf-8")
+        assert not [line for line in answers if line in text], f.name
+
+
+def test_answers_go_to_answers_path_only(tmp_path):
+    """With answers_path, do the answers go there alone, one per test question, in the same order?"""
+    answers = tmp_path / "grader_only" / TEST_FILE
+    paths = write_world(tmp_path / "students", 0, answers_path=answers)
+    assert paths[TEST_FILE] == answers and paths[WORLD_JSON] == answers.parent / WORLD_JSON
+    assert sorted(f.name for f in (tmp_path / "students").iterdir()) == sorted(STUDENT_FILES)
+    gold = read_birth_places(answers, require_answers=True)
+    inputs = read_birth_places(paths[TEST_INPUTS_FILE])
+    assert [ex.question for ex in gold] == [ex.question for ex in inputs] and len(gold) == WorldConfig().n_test
+    assert answers.read_text(encoding="utf-8").splitlines() == _answer_lines(0)
+    if os.name == "posix":  # a private folder and file, as the grader keeps them
+        assert (answers.parent.stat().st_mode & 0o777, answers.stat().st_mode & 0o777) == (0o700, 0o600)
+
+
+def test_answers_path_inside_the_student_folder_is_refused(tmp_path):
+    """Is an answers_path inside the student folder refused before anything is written?"""
+    with pytest.raises(ValueError, match="inside the student folder"):
+        write_world(tmp_path / "students", 0, answers_path=tmp_path / "students" / "private" / TEST_FILE)
+    assert not (tmp_path / "students").exists()
+
+
+def test_stale_answers_are_removed_from_the_student_folder(tmp_path):
+    """Does writing a world into a folder an older version filled remove its answers file and world.json?"""
+    for name in (TEST_FILE, WORLD_JSON):
+        (tmp_path / name).write_text("old\n")
+    write_world(tmp_path, 0)
+    assert not (tmp_path / TEST_FILE).exists() and not (tmp_path / WORLD_JSON).exists()
+
+
+@pytest.mark.parametrize("text, seed", [("0", 0), ("12345678901234567890", 12345678901234567890),
+                                        ("-3", -3), ("s3cret", "s3cret"), ("9f86d081884c7d65", "9f86d081884c7d65")])
+def test_parse_seed(text, seed):
+    """Does a command-line seed of digits give the int and anything else the string?"""
+    assert parse_seed(text) == seed
+
+
+def test_string_seed_makes_a_world_and_bad_seeds_are_refused():
+    """Does a string seed give its own repeatable world, while an empty, bool, float or None seed is refused?"""
+    assert generate_world("s3cret").people == generate_world("s3cret").people != generate_world(0).people
+    for seed in ("", True, 1.5, None):
+        with pytest.raises(ValueError, match="seed"):
+            generate_world(seed)
+
+
+def _cli_world(out: Path, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "course_lib", "world", "--out", str(out), *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_cli_string_seed_writes_answers_apart(tmp_path):
+    """Does `world --seed s3cret --answers-out A` repeat its files exactly, differ from seed 0, and keep answers in A?"""
+    outputs = [_cli_world(tmp_path / d, "--seed", "s3cret", "--answers-out", str(tmp_path / f"{d}-grader" / TEST_FILE))
+               for d in ("a", "b")]
+    practice = _cli_world(tmp_path / "practice")  # the default seed, 0
+    assert "no test answers written" in practice and "no test answers" not in outputs[0]
+    assert sorted(f.name for f in (tmp_path / "practice").iterdir()) == sorted(STUDENT_FILES)
+    for name in STUDENT_FILES:
+        a, b = (tmp_path / "a" / name).read_bytes(), (tmp_path / "b" / name).read_bytes()
+        assert a == b != (tmp_path / "practice" / name).read_bytes(), name
+    for name in (TEST_FILE, WORLD_JSON):
+        assert (tmp_path / "a-grader" / name).read_bytes() == (tmp_path / "b-grader" / name).read_bytes(), name
+    assert sorted(f.name for f in (tmp_path / "a").iterdir()) == sorted(STUDENT_FILES)
+    assert (tmp_path / "a-grader" / TEST_FILE).read_text(encoding="utf-8").splitlines() == _answer_lines("s3cret")
+    assert json.loads((tmp_path / "a-grader" / WORLD_JSON).read_text(encoding="utf-8"))["seed"] == "s3cret"

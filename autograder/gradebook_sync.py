@@ -1,0 +1,76 @@
+"""Put the trusted grader's scores into nbgrader's gradebook, over what the student's own kernel reported.
+
+nbgrader scores a test cell by whether it raised inside the student's kernel, and
+a submission can make every cell look successful. ``python -m autograder grade``
+re-checks the work where the submission cannot reach the verdict; this module
+writes its points as the ``auto_score`` of each autograded cell, so that
+nbgrader's export, feedback and formgrader show the trusted scores.
+Manually graded cells are never touched.
+"""
+from __future__ import annotations
+
+Scores = dict[str, dict[tuple[str, str], float]]  # student -> {(notebook, grade_id): points}
+
+
+def autograded_cells(gb, assignment: str) -> dict[tuple[str, str], float]:
+    """(notebook, grade_id) -> max score of every cell nbgrader scores automatically (a code test cell)."""
+    cells = {}
+    for notebook in gb.find_assignment(assignment).notebooks:
+        answers = {cell.name for cell in notebook.solution_cells}
+        for cell in notebook.grade_cells:
+            # a grade cell that is also an answer cell is graded by hand (nbgrader's determine_grade)
+            if cell.cell_type == "code" and cell.name not in answers:
+                cells[(notebook.name, cell.name)] = cell.max_score
+    return cells
+
+
+def _submission_ready(gb, assignment: str, student: str) -> str | None:
+    """Make sure the student's submission has grade rows; None when ready, else why not."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        gb.find_student(student)
+    except MissingEntry:
+        return f"{student}: not a student in the gradebook; trusted scores not written"
+    try:
+        gb.find_submission(assignment, student)
+    except MissingEntry:
+        gb.add_submission(assignment, student)  # nbgrader makes every notebook's grade rows with it
+    return None
+
+
+def write_trusted_scores(db_url: str, assignment: str, scores: Scores) -> list[str]:
+    """scores: student -> {(notebook name without .ipynb, grade_id): points}. Sets nbgrader's auto_score of each
+    autograded grade cell to the trusted points (manually graded cells are untouched); returns notes for the
+    instructor (student or cell missing from the gradebook, ...)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    notes: list[str] = []
+    with Gradebook(db_url) as gb:
+        try:
+            cells = autograded_cells(gb, assignment)
+        except MissingEntry:
+            return [f"assignment {assignment} is not in the gradebook {db_url}; nothing written"]
+        for student, points_by_cell in sorted(scores.items()):
+            problem = _submission_ready(gb, assignment, student)
+            if problem:
+                notes.append(problem)
+                continue
+            for (notebook, grade_id), points in sorted(points_by_cell.items()):
+                if (notebook, grade_id) not in cells:
+                    notes.append(f"{student}: {notebook}/{grade_id} is not an autograded cell of {assignment}; "
+                                 "its trusted score was not written")
+                    continue
+                max_score = cells[(notebook, grade_id)]
+                if not 0 <= points <= max_score:
+                    notes.append(f"{student}: {notebook}/{grade_id} trusted score {points:g} is outside "
+                                 f"0..{max_score:g}; clipped")
+                    points = min(max(points, 0.0), max_score)
+                grade = gb.find_grade(grade_id, notebook, assignment, student)
+                grade.auto_score = float(points)
+                if grade.manual_score is None:  # an instructor's override on the cell still wins, as in nbgrader
+                    grade.needs_manual_grade = False
+            for notebook, grade_id in sorted(set(cells) - set(points_by_cell)):
+                notes.append(f"{student}: no trusted score for {notebook}/{grade_id}; the kernel's own score stays")
+        gb.db.commit()
+    return notes

@@ -1,0 +1,7 @@
+"""Code that runs inside the sandbox, beside a student's notebooks: it loads them and applies them to the grader's inputs.
+
+Everything computed here shares an interpreter with untrusted code, so it
+only ever returns raw outputs; the grader verifies them in its own process.
+Importable as ``autograder.inside`` (the grader's side) and as ``inside``
+(bound read-only at /grader/inside in the sandbox).
+"""

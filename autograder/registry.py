@@ -1,0 +1,162 @@
+"""Every autograded check of the course, once: its nbgrader cell, points, needs, probe, fresh inputs and judge.
+
+Both graders read this table: ``autograder grade`` runs the probes in the
+sandbox and the judges here, and writes the points into nbgrader's gradebook
+under each ``grade_id``; a test checks that the solution notebooks' nbgrader
+metadata gives every cell the same points. The training runs' parts (scored
+on the predictions their params give) are in ``RUN_PARTS``.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from course_lib.runs import RUNS
+
+from . import fresh, judges
+
+
+@dataclass(frozen=True)
+class Check:
+    """One autograded nbgrader test cell."""
+
+    grade_id: str  # nbgrader grade_id of the test cell
+    notebook: str  # the notebook it is in, without .ipynb
+    points: float  # what it is worth (the nbgrader metadata must say the same)
+    needs: tuple[str, ...]  # names the student's notebooks must define
+    probe: str  # function of autograder.inside.probes that runs the student's code
+    inputs: Callable[[random.Random], dict]  # fresh inputs for this grading (the grader keeps them)
+    judge: Callable[[dict, object], list[str]]  # (inputs, raw output) -> problems; empty: passed
+    seconds: int = 60  # the probe's share of the job's time
+
+
+def _finetune_inputs(rng: random.Random) -> dict:
+    world = fresh.toy_world(rng)
+    model = fresh.toy_model(world)
+    vocab_size = model.head.out_features  # the toy world's vocabulary
+    return {**world, "state": fresh.random_state(model, rng, scale=0.1), "item_indices": fresh.item_indices(rng, world),
+            "idx": fresh.token_ids(rng, vocab_size, world["block_size"])}
+
+
+def _pretrained_inputs(rng: random.Random) -> dict:
+    world = fresh.toy_world(rng)
+    state = fresh.random_state(fresh.toy_model(world), rng, scale=0.1)
+    # the params file travels with the job; the judge compares with its own copy of the state
+    return {**world, "expected_state": state, "params_file": "pretrained.params",
+            "item_indices": fresh.item_indices(rng, world)}
+
+
+def _synth_cases(rng: random.Random, shapes, tolerance: float) -> dict:
+    ref = judges.reference().SynthesizerAttention
+    return {"cases": [dict(fresh.synthesizer_case(rng, dims, ref), tolerance=tolerance) for dims in shapes]}
+
+
+def _synth_model_inputs(rng: random.Random) -> dict:
+    n_head = rng.choice((1, 2, 4))
+    return {"config": dict(vocab_size=rng.randint(5, 40), block_size=rng.randint(6, 24), n_layer=rng.randint(1, 3),
+                           n_head=n_head, n_embd=n_head * rng.choice((2, 4, 8)))}
+
+
+def _seed(rng: random.Random) -> dict:
+    return {"seed": rng.randrange(2 ** 31)}
+
+
+def _names(*names: str) -> Callable[[random.Random], dict]:
+    return lambda rng: {"names": list(names), **_seed(rng)}
+
+
+def _phi_inputs(rng: random.Random) -> dict:
+    calls = [[512, 16], *([rng.randint(3, 80), 2 * rng.randint(1, 12)] for _ in range(3))]
+    return {"calls": {"position_embeddings": calls}}
+
+
+GLUE = ("initialize_vanilla_model", "finetune")
+CHECKS: tuple[Check, ...] = (
+    Check("02-glue-config", "02_finetune_without_pretraining", 4, GLUE, "finetune_config", _finetune_inputs,
+          judges.finetune_config),
+    Check("02-glue-pretrained", "02_finetune_without_pretraining", 3, (*GLUE, "train"), "finetune_pretrained",
+          _pretrained_inputs, judges.finetune_pretrained),
+    Check("03-span-public", "03_span_corruption", 5, ("CharCorruptionDataset",), "span_corruption",
+          lambda rng: {"plans": fresh.span_plans(rng, block_sizes=(50,), corpora=1, samples=100)},
+          judges.span_corruption),
+    Check("03-span-hidden", "03_span_corruption", 15, ("CharCorruptionDataset",), "span_corruption",
+          lambda rng: {"plans": fresh.span_plans(rng)}, judges.span_corruption, seconds=180),
+    Check("04-pretrain-config", "04_pretrain_then_finetune", 7, ("pretrain",), "pretrain_config",
+          lambda rng: fresh.toy_world(rng), judges.pretrain_config),
+    Check("05-synthesizer-public", "05_synthesizer", 2, ("SynthesizerAttention",), "synthesizer_outputs",
+          lambda rng: _synth_cases(rng, [(6, 3, 8)], 0.0), judges.synthesizer_public),
+    Check("05-synthesizer-equivalence", "05_synthesizer", 5, ("SynthesizerAttention",), "synthesizer_outputs",
+          lambda rng: _synth_cases(rng, fresh.SYNTH_SHAPES, 1e-4), judges.synthesizer_equivalence),
+    Check("05-synthesizer-model", "05_synthesizer", 4, ("initialize_synthesizer_model",), "synthesizer_model",
+          _synth_model_inputs, judges.synthesizer_model),
+    Check("07-a-test", "07_attention_exploration", 0.5, ("q_copy",), "variables", _names("q_copy"),
+          judges.twin_07_a),
+    Check("07-b-test", "07_attention_exploration", 1, ("M", "q_avg"), "variables", _names("M", "q_avg"),
+          judges.twin_07_b),
+    Check("07-c-test", "07_attention_exploration", 1, ("q_single",), "variables", _names("q_single"),
+          judges.twin_07_c),
+    Check("07-d-test", "07_attention_exploration", 1, ("q_1", "q_2"), "variables", _names("q_1", "q_2"),
+          judges.twin_07_d),
+    Check("07-e-test", "07_attention_exploration", 1.5, ("c2_plain", "K", "Q", "V"), "variables",
+          _names("c2_plain", "K", "Q", "V"), judges.twin_07_e),
+    Check("08-a-test", "08_position_embeddings", 1, ("P", "Z_perm"), "variables", _names("P", "Z_perm"),
+          judges.twin_08_a),
+    Check("08-b-test", "08_position_embeddings", 1, ("position_embeddings",), "variables", _phi_inputs,
+          judges.twin_08_b),
+)
+BY_ID = {c.grade_id: c for c in CHECKS}
+
+
+@dataclass(frozen=True)
+class RunPart:
+    """One training run's graded files; scored on what the grader's own decoding of its params answers."""
+
+    name: str  # e.g. "vanilla_pretrain" (bars.toml's key)
+    params: str  # the params file evaluated
+    dev: str  # the dev predictions file
+    test: str  # the test predictions file
+    attention: str  # "vanilla" or "synthesizer": which trusted layer decodes the params
+    needs: tuple[str, ...]  # grade_ids whose code the run depends on: all must pass for any points
+
+
+def _run_part(name: str, train_run: str, dev_run: str, test_run: str, attention: str, needs) -> RunPart:
+    return RunPart(name, RUNS[train_run].writes, RUNS[dev_run].outputs, RUNS[test_run].outputs, attention, needs)
+
+
+_PRETRAINED = ("02-glue-config", "02-glue-pretrained", "03-span-public", "04-pretrain-config")
+RUN_PARTS: tuple[RunPart, ...] = (
+    _run_part("vanilla_nopretrain", "vanilla_finetune_without_pretrain", "vanilla_eval_dev_without_pretrain",
+              "vanilla_eval_test_without_pretrain", "vanilla", ("02-glue-config",)),
+    _run_part("vanilla_pretrain", "vanilla_finetune_with_pretrain", "vanilla_eval_dev_with_pretrain",
+              "vanilla_eval_test_with_pretrain", "vanilla", _PRETRAINED),
+    _run_part("synthesizer_pretrain", "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
+              "synthesizer_eval_test_with_pretrain", "synthesizer",
+              (*_PRETRAINED, "05-synthesizer-equivalence", "05-synthesizer-model")),
+)
+RUN_FILES = tuple(sorted({n for p in RUN_PARTS for n in (p.params, p.dev, p.test)}))
+
+
+def code_points() -> float:
+    return sum(c.points for c in CHECKS)
+
+
+def prepare(rng: random.Random, folder) -> tuple[dict[str, dict], dict[str, str]]:
+    """Fresh inputs of every check, and the files they need written into ``folder`` (name -> path)."""
+    from pathlib import Path
+
+    inputs = {c.grade_id: c.inputs(rng) for c in CHECKS}
+    files = {}
+    pretrained = inputs["02-glue-pretrained"]
+    path = Path(folder) / pretrained["params_file"]
+    torch.save(pretrained["expected_state"], path)
+    files[pretrained["params_file"]] = str(path)
+    return inputs, files
+
+
+def sent_inputs(check: Check, inputs: dict) -> dict:
+    """What of a check's inputs goes into the sandbox (the judge's expectations stay here)."""
+    return {k: v for k, v in inputs.items() if k != "expected_state"}
+
