@@ -24,7 +24,7 @@ from .confinement import Cgroup, Limits, Mounts
 from .inside import wire
 
 INSIDE = Path(__file__).resolve().parent / "inside"
-ANSWER_CAP = 64 * 2 ** 20  # bytes of answer read back; more is a reason, not a grader's memory problem
+ANSWER_CAP = 32 * 2 ** 20  # bytes of answer read back (the largest right answer is ~6 MB); more is a reason
 LOG_CAP = 256 * 1024  # bytes of the job's prints kept for the instructor
 ENTRY = "import sys; sys.path.insert(0, {root!r}); from inside.job import main; main()"
 

@@ -184,13 +184,6 @@ def trusted(course, world_dir, tmp_path_factory):
         return {row["student_id"]: row for row in csv.DictReader(f)}
 
 
-@pytest.mark.skipif(not ROOT, reason="the trusted grader confines submission code: it needs root on Linux")
-def test_the_gradebook_holds_the_score_of_record(trusted):
-    """After `autograder grade --gradebook`, does nbgrader's own export show the trusted scores, forgers at zero?"""
-    assert {s: float(trusted[s]["score"]) for s in TRUSTED} == TRUSTED
-    assert float(trusted["hangs"]["score"]) == EXPECTED["hangs"]  # not regraded: left as nbgrader scored it
-
-
 def _export(course):
     with open(course["dir"] / "grades.csv", newline="") as f:
         return {row["student_id"]: row for row in csv.DictReader(f)}
@@ -256,3 +249,11 @@ def test_submission_cannot_write_the_gradebook_or_kill_the_grader(course):
     output = _autograded_output(course, "tampers")
     assert output.count("cannot write") == 3 and "cannot kill the grader" in output, output
     assert nbformat.read(course["dir"] / "autograded" / "reference" / "a5" / NB02, as_version=4).cells
+
+
+# last in the file: it rewrites the gradebook the tests above read
+@pytest.mark.skipif(not ROOT, reason="the trusted grader confines submission code: it needs root on Linux")
+def test_the_gradebook_holds_the_score_of_record(trusted):
+    """After `autograder grade --gradebook`, does nbgrader's own export show the trusted scores, forgers at zero?"""
+    assert {s: float(trusted[s]["score"]) for s in TRUSTED} == TRUSTED
+    assert float(trusted["hangs"]["score"]) == EXPECTED["hangs"]  # not regraded: left as nbgrader scored it
