@@ -68,6 +68,10 @@ def _grade(args) -> int:
     results = grade_folder(submitted, args.assignment, Path(args.out), settings, args.gradescope)
     print(summary_table(results))
     print(f"wrote {Path(args.out) / 'grades.csv'}")
+    unfit = [r.student for r in results if any("does not hold params of the model" in p.reason for p in r.parts)]
+    if unfit and len(unfit) >= max(1, len(results) // 2):
+        print(f"warning: the params of {len(unfit)} of {len(results)} students do not fit the {args.preset!r} "
+              "preset's model: is --preset the preset they trained with?", file=sys.stderr)
     if args.gradebook:
         from .gradebook_sync import write_trusted_scores
         from .registry import BY_ID

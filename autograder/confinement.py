@@ -96,12 +96,6 @@ def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = 
     """The bubblewrap command line that runs ``command`` confined (see the module docstring)."""
     argv = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
-    destinations = [*python_paths(), str(COURSE_LIB), *mounts.read_only.values(), *mounts.writable.values()]
-    # bwrap makes missing parents of a mount point private (0700): make them traversable for nobody first
-    parents = sorted({str(p) for d in destinations for p in Path(d).parents if str(p) != "/"}, key=len)
-    for parent in parents:
-        if parent.split("/")[1] not in {Path(f).name for f in SYSTEM_DIRS}:
-            argv += ["--perms", "0755", "--dir", parent]
     for folder in SYSTEM_DIRS:
         if os.path.isdir(folder) and not os.path.islink(folder):
             argv += ["--ro-bind", folder, folder]
@@ -110,14 +104,22 @@ def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = 
     for path in SYSTEM_FILES:
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    for path in python_paths():
-        argv += ["--ro-bind", path, path]
-    # the course library at its own path, so the editable install's finder still finds it
-    argv += ["--ro-bind", str(COURSE_LIB), str(COURSE_LIB)]
     argv += ["--proc", "/proc", "--dev", "/dev"]
+    # the scratch folders come before the binds: a course or venv under /tmp is bound on top of them, not hidden
     argv += ["--perms", "01777", "--size", str(limits.scratch_mb * 2 ** 20), "--tmpfs", "/tmp"]
     argv += ["--perms", "01777", "--size", str(16 * 2 ** 20), "--tmpfs", "/dev/shm"]
-    for host, inside in mounts.read_only.items():
+    binds = [(path, path) for path in python_paths()]
+    # the course library at its own path, so the editable install's finder still finds it
+    binds.append((str(COURSE_LIB), str(COURSE_LIB)))
+    binds += list(mounts.read_only.items())
+    # bwrap makes missing parents of a mount point private (0700): make them traversable for nobody first
+    made = {"/tmp", "/dev/shm", "/dev", "/proc"}
+    parents = sorted({str(p) for _, d in [*binds, *mounts.writable.items()] for p in Path(d).parents
+                      if str(p) != "/"} - made, key=len)
+    for parent in parents:
+        if parent.split("/")[1] not in {Path(f).name for f in SYSTEM_DIRS}:
+            argv += ["--perms", "0755", "--dir", parent]
+    for host, inside in binds:
         argv += ["--ro-bind", host, inside]
     for host, inside in mounts.writable.items():
         argv += ["--bind", host, inside]

@@ -29,6 +29,9 @@ FINETUNE_MODEL = dict(n_layer=1, n_head=2, n_embd=16)  # the toy model finetune_
 
 @functools.lru_cache(maxsize=1)
 def reference():
+    if not SOLUTIONS.is_dir():  # inside the confined grading kernel: the reference is out of sight by design
+        raise AssertionError("this check compares with the reference solution, which only the course's grader "
+                             "can see: its score comes from `python -m autograder grade`")
     return load_notebooks(notebook_paths(SOLUTIONS), module_name="hidden_reference")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from course_lib.attention_math import DTYPE, attend, position_free_layer, sample_keys, self_attention
+from course_lib import twin_checks
 from course_lib.checks import span_sample_problems
 from course_lib.datasets import CharCorruptionDatasetBase, NameDataset
 from course_lib.model import GPT, GPTConfig
@@ -248,117 +248,59 @@ def synthesizer_model(inputs: dict, output) -> list[str]:
 
 
 # --- numeric twins (07, 08) ------------------------------------------------------------------------
+# One check per twin, shared with the notebooks' test cells (course_lib.twin_checks); here it runs on the
+# solution notebook's own given values and the raw values the submission sent back.
 
-def _values(output, names) -> dict:
-    if not isinstance(output, dict):
-        raise Malformed("no dict")
-    return {n: _tensor(output.get(n), n) for n in names}
+NB07, NB08 = "07_attention_exploration.ipynb", "08_position_embeddings.ipynb"
+
+
+def _output(output) -> dict:
+    return output if isinstance(output, dict) else {}
+
+
+def _results(output, name: str, calls: list) -> list:
+    got = _output(output).get(name)
+    if not isinstance(got, list):
+        return [RuntimeError(f"did not come back ({type(got).__name__})")] * len(calls)
+    return got
 
 
 def twin_07_a(inputs: dict, output) -> list[str]:
-    g = given("07_attention_exploration.ipynb")
-    q = _values(output, ["q_copy"])["q_copy"]
-    if q.shape != g.keys[0].shape or not _close(attend(q.double(), g.keys, g.values), g.values[2], atol=1e-3):
-        return ["c is not close enough to values[2]"]
-    return []
+    g = given(NB07)
+    return twin_checks.problems_07_a(_output(output).get("q_copy"), g.keys, g.values)
 
 
 def twin_07_b(inputs: dict, output) -> list[str]:
-    g = given("07_attention_exploration.ipynb")
-    got = _values(output, ["M", "q_avg"])
-    M, q = got["M"].double(), got["q_avg"].double()
-    generator = torch.Generator().manual_seed(inputs["seed"])
-    if M.shape != (8, 8):
-        return ["M should be an 8 x 8 matrix"]
-    for _ in range(5):
-        v_a = torch.randn(4, generator=generator, dtype=DTYPE) @ g.basis_a
-        v_b = torch.randn(4, generator=generator, dtype=DTYPE) @ g.basis_b
-        if not _close(M @ (v_a + v_b), v_a, atol=1e-6):
-            return ["M(v_a + v_b) should be v_a"]
-    if q.shape != g.keys[0].shape or not _close(attend(q, g.keys, g.values), 0.5 * (g.values[1] + g.values[4]),
-                                                atol=1e-3):
-        return ["c is not the average of values[1] and values[4]"]
-    return []
+    g, got = given(NB07), _output(output)
+    return twin_checks.problems_07_b(got.get("M"), got.get("q_avg"), g.keys, g.values, g.basis_a, g.basis_b,
+                                     seed=inputs["seed"])
 
 
 def twin_07_c(inputs: dict, output) -> list[str]:
-    g = given("07_attention_exploration.ipynb")
-    q = _values(output, ["q_single"])["q_single"].double()
-    generator = torch.Generator().manual_seed(inputs["seed"])
-    target = 0.5 * (g.values[g.a] + g.values[g.b])
-    for _ in range(20):
-        keys = sample_keys(g.means, alpha=1e-10, generator=generator)
-        if q.shape != keys[0].shape or not _close(attend(q, keys, g.values), target, atol=1e-3):
-            return ["with tiny covariance c should be the average of the two values"]
-    return []
+    g = given(NB07)
+    return twin_checks.problems_07_c(_output(output).get("q_single"), g.means, g.values, g.a, g.b,
+                                     seed=inputs["seed"])
 
 
 def twin_07_d(inputs: dict, output) -> list[str]:
-    g = given("07_attention_exploration.ipynb")
-    got = _values(output, ["q_1", "q_2"])
-    q1, q2 = got["q_1"].double(), got["q_2"].double()
-    if q1.shape != g.means[0].shape or q2.shape != g.means[0].shape:
-        return ["q_1 and q_2 should be vectors like the means"]
-    generator = torch.Generator().manual_seed(inputs["seed"])
-    target = 0.5 * (g.values[g.a] + g.values[g.b])
-    close = 0
-    # a right answer at the scales (a)-(c) accept (beta >= 10) stays near the average in ~76-90% of samples,
-    # one head (q_1 = q_2) in under 5%: 40% separates them with a wide margin either way
-    for _ in range(400):
-        keys = sample_keys(g.means, alpha=1e-8, stretched=g.a, stretch=0.5, generator=generator)
-        c = 0.5 * (attend(q1, keys, g.values) + attend(q2, keys, g.values))
-        close += bool(torch.allclose(c, target, atol=0.05))
-    return [] if close >= 160 else [f"two heads should stay near the average in most samples (only {close}/400 did; "
-                                    "160 are needed)"]
+    g, got = given(NB07), _output(output)
+    return twin_checks.problems_07_d(got.get("q_1"), got.get("q_2"), g.means, g.values, g.a, g.b,
+                                     seed=inputs["seed"])
 
 
 def twin_07_e(inputs: dict, output) -> list[str]:
-    g = given("07_attention_exploration.ipynb")
-    got = _values(output, ["c2_plain", "K", "Q", "V"])
-    if not _close(got["c2_plain"], g.u_a, atol=1e-3):
-        return ["c_2 with k = q = v = x is not what it should be"]
-    if any(got[n].shape != (6, 6) for n in "KQV"):
-        return ["K, Q and V should be 6 x 6 matrices"]
-    C = self_attention(g.X, got["K"].double(), got["Q"].double(), got["V"].double())
-    if not _close(C[0], g.u_b - g.u_c, atol=1e-3):
-        return ["c_1 should be close to u_b - u_c"]
-    if not _close(C[1], g.u_b, atol=1e-3):
-        return ["c_2 should be close to u_b"]
-    return []
+    g, got = given(NB07), _output(output)
+    return twin_checks.problems_07_e(got.get("c2_plain"), got.get("K"), got.get("Q"), got.get("V"), g.X, g.u_b,
+                                     g.u_c)
 
 
 def twin_08_a(inputs: dict, output) -> list[str]:
-    g = given("08_position_embeddings.ipynb")
-    got = _values(output, ["P", "Z_perm"])
-    P, Z_perm = got["P"].double(), got["Z_perm"].double()
-    T = g.T
-    ones = torch.ones(T, dtype=DTYPE)
-    if P.shape != (T, T) or not (torch.equal(P.sum(0), ones) and torch.equal(P.sum(1), ones)
-                                 and bool(((P == 0) | (P == 1)).all())):
-        return [f"P should be a {T} x {T} permutation matrix"]
-    if torch.diagonal(P).sum() != 0:
-        return ["P should move every row"]
-    if not _close(Z_perm, position_free_layer(P @ g.X, *g.params), atol=1e-8):
-        return ["Z_perm should be the layer applied to P X"]
-    return []
+    g = given(NB08)
+    calls = [tuple(c) for c in inputs["calls"]["permuted_output"]]
+    return twin_checks.problems_08_a(_output(output).get("P"), _results(output, "permuted_output", calls), calls,
+                                     g.params, g.T)
 
 
 def twin_08_b(inputs: dict, output) -> list[str]:
-    if not isinstance(output, dict) or not isinstance(output.get("position_embeddings"), list):
-        raise Malformed("no calls")
-    calls = inputs["calls"]["position_embeddings"]
-    results = output["position_embeddings"]
-    if len(results) != len(calls):
-        raise Malformed("incomplete")
-    for (T, d), phi in zip(calls, results):
-        phi = _tensor(phi, "position_embeddings(T, d)")
-        if phi.shape != (T, d):
-            return [f"position_embeddings({T}, {d}) should be {T} x {d}, got {tuple(phi.shape)}"]
-        t = torch.arange(T, dtype=DTYPE)[:, None]
-        freq = 10000.0 ** (-torch.arange(0, d, 2, dtype=DTYPE) / d)
-        want = torch.zeros(T, d, dtype=DTYPE)
-        want[:, 0::2], want[:, 1::2] = torch.sin(t * freq), torch.cos(t * freq)
-        # 1e-4 accepts a right answer computed in float32
-        if not _close(phi, want, atol=1e-4):
-            return [f"position_embeddings({T}, {d}) differs from the sinusoidal formula"]
-    return []
+    calls = [tuple(c) for c in inputs["calls"]["position_embeddings"]]
+    return twin_checks.problems_08_b(calls, _results(output, "position_embeddings", calls))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from course_lib import twin_checks
 from course_lib.runs import RUNS
 
 from . import fresh, judges
@@ -64,8 +65,17 @@ def _seed(rng: random.Random) -> dict:
     return {"seed": rng.randrange(2 ** 31)}
 
 
-def _names(*names: str) -> Callable[[random.Random], dict]:
-    return lambda rng: {"names": list(names), **_seed(rng)}
+def _names(*names: str, calls: Callable[[int], dict] | None = None) -> Callable[[random.Random], dict]:
+    """The names a twin sends back, a fresh seed, and (optionally) fresh calls of the student's functions."""
+    def inputs(rng: random.Random) -> dict:
+        seed = _seed(rng)
+        return {"names": list(names), **seed, **({"calls": calls(seed["seed"])} if calls else {})}
+    return inputs
+
+
+def _permuted_output_calls(seed: int) -> dict:
+    g = judges.given(judges.NB08)
+    return {"permuted_output": [list(c) for c in twin_checks.calls_08_a(g.T, g.d, seed)]}
 
 
 def _phi_inputs(rng: random.Random) -> dict:
@@ -102,8 +112,8 @@ CHECKS: tuple[Check, ...] = (
           judges.twin_07_d),
     Check("07-e-test", "07_attention_exploration", 1.5, ("c2_plain", "K", "Q", "V"), "variables",
           _names("c2_plain", "K", "Q", "V"), judges.twin_07_e),
-    Check("08-a-test", "08_position_embeddings", 1, ("P", "Z_perm"), "variables", _names("P", "Z_perm"),
-          judges.twin_08_a),
+    Check("08-a-test", "08_position_embeddings", 1, ("P", "permuted_output"), "variables",
+          _names("P", calls=_permuted_output_calls), judges.twin_08_a),
     Check("08-b-test", "08_position_embeddings", 1, ("position_embeddings",), "variables", _phi_inputs,
           judges.twin_08_b),
 )

@@ -103,9 +103,23 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except NotImplementedError as err:
+        print(f"error: {_unwritten(err)} is not written yet: write it, then run this again", file=sys.stderr)
+        return 2
     except (runs_module.RunError, FileNotFoundError, ValueError, RuntimeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+
+
+def _unwritten(err: NotImplementedError) -> str:
+    """The notebook cell whose answer raised (the loader names code by its cell), or the error's own words."""
+    import traceback
+
+    cells = [frame.f_code.co_filename for frame, _ in traceback.walk_tb(err.__traceback__)
+             if ".ipynb cell" in frame.f_code.co_filename]
+    if cells:
+        return f"the answer in {cells[-1]}"
+    return str(err) or "a graded part"
 
 
 if __name__ == "__main__":

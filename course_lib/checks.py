@@ -153,8 +153,12 @@ def check_synthesizer_shapes(attention_class) -> None:
     assert isinstance(layer, SynthesizerAttentionBase), "SynthesizerAttention must subclass SynthesizerAttentionBase"
     layer.eval()
     x = torch.randn(11, 7, 6)
-    with torch.no_grad():
-        y = layer(x)
+    try:
+        with torch.no_grad():
+            y = layer(x)
+    except NotImplementedError:
+        raise AssertionError("SynthesizerAttention.forward is not written yet: write it in notebook 05's "
+                             "synthesizer cell (the one with `class SynthesizerAttention`)") from None
     assert isinstance(y, torch.Tensor) and y.shape == x.shape, \
         f"forward should return a tensor shaped like its input {tuple(x.shape)}, got {getattr(y, 'shape', type(y))}"
     x2 = x.clone()

@@ -95,7 +95,8 @@ def parts_with(earlier_notebooks: list[str], current: dict):
 
 class needs:
     """``with needs("your __getitem__"):`` around a display cell: until the student part is
-    written, print a reminder instead of a NotImplementedError traceback."""
+    written (it raises NotImplementedError) or defined at all (NameError: its cell was not run,
+    or Run All stopped earlier), print a reminder instead of a traceback."""
 
     def __init__(self, what: str):
         self.what = what
@@ -104,7 +105,14 @@ class needs:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None and issubclass(exc_type, NotImplementedError):
+        if exc_type is None:
+            return False
+        if issubclass(exc_type, NotImplementedError):
             print(f"(skipped: write {self.what} first)")
+            return True
+        if issubclass(exc_type, NameError):
+            missing = getattr(exc, "name", None) or str(exc)
+            print(f"(skipped: {missing!s} is not defined yet. Run the cells above this one, and write "
+                  f"{self.what} first)")
             return True
         return False

@@ -1,4 +1,7 @@
-"""Interactive explorers. Under nbgrader (NBGRADER_EXECUTION set) they do nothing."""
+"""Interactive explorers. Under nbgrader (NBGRADER_EXECUTION set) they do nothing.
+
+The explorers only ever use queries the student built: they never contain an answer.
+"""
 from __future__ import annotations
 
 import os
@@ -6,56 +9,88 @@ import os
 import matplotlib.pyplot as plt
 import torch
 
-from .attention_math import DTYPE, attend, orthonormal_vectors, sample_keys
+from .attention_math import DTYPE, attend, sample_keys
 
 
 def grading() -> bool:
     return bool(os.environ.get("NBGRADER_EXECUTION"))
 
 
-def single_vs_multi_head(beta: float, stretch: float, samples: int = 300, n: int = 6, d: int = 8, seed: int = 0):
-    """Outputs c over many key samples for one head q = beta(mu_a + mu_b) and two heads q1 = beta mu_a, q2 = beta mu_b.
+def head_comparison(means: torch.Tensor, a: int, b: int, single: torch.Tensor, heads: list[torch.Tensor],
+                    stretch: float, scale: float = 1.0, samples: int = 300, seed: int = 0):
+    """Weights c puts on v_a and v_b over many key samples, for one query and for the average of several heads.
 
-    Values are the basis vectors, so c's weight on v_a is c[0] and on v_b is c[1].
+    Keys are sampled around ``means`` with k_a stretched along mu_a by ``stretch``; every query is multiplied
+    by ``scale``. The values are the standard basis, so c[a] is c's weight on v_a and c[b] its weight on v_b.
     Returns (single (samples, 2), multi (samples, 2)).
     """
-    means = orthonormal_vectors(n, d, seed)
+    n, d = means.shape
     values = torch.eye(n, d, dtype=DTYPE)
     g = torch.Generator().manual_seed(seed)
-    single, multi = [], []
+    one, many = [], []
     for _ in range(samples):
-        keys = sample_keys(means, alpha=1e-6, stretched=0, stretch=stretch, generator=g)
-        c1 = attend(beta * (means[0] + means[1]), keys, values)
-        c2 = 0.5 * (attend(beta * means[0], keys, values) + attend(beta * means[1], keys, values))
-        single.append(c1[:2])
-        multi.append(c2[:2])
-    return torch.stack(single), torch.stack(multi)
+        keys = sample_keys(means, alpha=1e-6, stretched=a, stretch=stretch, generator=g)
+        c1 = attend(scale * single, keys, values)
+        c2 = sum(attend(scale * q, keys, values) for q in heads) / len(heads)
+        one.append(c1[[a, b]])
+        many.append(c2[[a, b]])
+    return torch.stack(one), torch.stack(many)
 
 
-def plot_head_comparison(beta: float, stretch: float, samples: int = 300):
-    single, multi = single_vs_multi_head(beta, stretch, samples)
+def plot_head_comparison(means, a, b, single, heads, stretch: float, scale: float = 1.0, samples: int = 300):
+    one, many = head_comparison(means, a, b, single, heads, stretch, scale, samples)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
-    for ax, (name, c) in zip(axes, [("one head", single), ("two heads", multi)]):
+    for ax, (name, c) in zip(axes, [("your one head (q_single)", one), ("your two heads (q_1, q_2)", many)]):
         ax.scatter(c[:, 0], c[:, 1], s=8, alpha=0.5)
         ax.plot([0.5], [0.5], "r+", markersize=14, label="(v_a + v_b) / 2")
         ax.set_xlim(-0.05, 1.05)
         ax.set_ylim(-0.05, 1.05)
         ax.set_xlabel("weight of v_a in c")
-        ax.set_title(f"{name}: spread {c[:, 0].std():.3f}")
+        ax.set_title(f"{name}: spread {float(c[:, 0].std()):.3f}", fontsize=10)
         ax.legend(loc="upper right")
     axes[0].set_ylabel("weight of v_b in c")
     fig.tight_layout()
-    return fig
+    plt.show()
 
 
-def head_explorer():
-    """Sliders for beta and the stretch of k_a; plots c for one head vs two. Inert while grading."""
+def _vector(value, name: str, d: int) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor) or tuple(value.shape) != (d,) or value.is_complex():
+        shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+        raise ValueError(f"{name} should be a vector of length {d} (found {shape})")
+    return value.detach().to(DTYPE)
+
+
+def head_explorer(means=None, a: int = 0, b: int = 1, q_single=None, q_1=None, q_2=None) -> None:
+    """Sliders for the stretch of k_a and a factor on your queries; plots c for your one head against your two.
+
+    Pass the notebook's ``means``, ``a``, ``b`` and your own ``q_single`` (part c) and ``q_1``, ``q_2`` (part d).
+    Inert (returns None) while grading.
+    """
     if grading():
+        return None
+    if means is None:
+        print("head_explorer needs means, a, b and your q_single, q_1, q_2")
+        return None
+    d = means.size(1)
+    try:
+        single = _vector(q_single, "q_single", d)
+        heads = [_vector(q_1, "q_1", d), _vector(q_2, "q_2", d)]
+    except ValueError as err:
+        print(f"(explorer not shown: {err})")
         return None
     import ipywidgets as widgets
 
-    return widgets.interact(
-        lambda beta, stretch: plot_head_comparison(beta, stretch) and None,
-        beta=widgets.FloatSlider(value=10.0, min=0.5, max=40.0, step=0.5, description="β"),
-        stretch=widgets.FloatSlider(value=0.5, min=0.0, max=2.0, step=0.05, description="stretch of k_a"),
+    style = {"description_width": "initial"}
+    layout = widgets.Layout(width="420px")
+
+    def show(stretch: float, scale: float) -> None:
+        plot_head_comparison(means, a, b, single, heads, stretch, scale)
+
+    widgets.interact(
+        show,
+        stretch=widgets.FloatSlider(value=0.5, min=0.0, max=2.0, step=0.05, description="stretch of k_a (variance)",
+                                    style=style, layout=layout),
+        scale=widgets.FloatSlider(value=1.0, min=0.05, max=3.0, step=0.05, description="factor on your queries",
+                                  style=style, layout=layout),
     )
+    return None

@@ -37,8 +37,8 @@ if ROOT:  # without confinement this one could kill the grader itself
 # a kernel can make its own test cells pass: nbgrader's run believes it, the trusted grader does not
 EXPECTED["kernel_forges"] = 20
 # student -> score of record after `autograder grade --gradebook` (the code itself judged outside the kernel)
-TRUSTED = {"reference": 27, "blank": 0, "partial": 20, "edits_test_cell": 0, "deletes_test_cell": 20,
-           "syntax_error": 0, "fake_success": 0, "reads_answers": 20, "corrupt_json": 0, "kernel_forges": 0}
+# (a few students: each one regraded costs a confined probe job; the cohort tests cover the rest)
+TRUSTED = {"reference": 27, "deletes_test_cell": 20, "fake_success": 0, "kernel_forges": 0}
 if ROOT:
     TRUSTED["tampers"] = 0
 KERNEL_FORGE = """import sys, types

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import tempfile
 import time
@@ -48,7 +49,7 @@ def test_the_job_sees_only_its_allowlist(tmp_path):
     read, listing = result.split(" | ")
     assert "READ" not in read, read
     assert set(listing.split()) <= {"course_lib", ".venv"}, listing  # the repo holds nothing else in there
-    secret.unlink()
+    shutil.rmtree(secret.parent)
 
 
 def test_the_job_runs_as_nobody_without_network_or_other_processes(tmp_path):
@@ -153,3 +154,17 @@ def test_jobs_leave_no_cgroup_behind(tmp_path):
         parent = confinement.CGROUP_ROOT / controller / confinement.CGROUP_PARENT
         if parent.is_dir():
             assert not [p for p in parent.iterdir() if p.name.startswith(f"job-{os.getpid()}-")]
+
+
+def test_a_course_under_tmp_stays_visible(tmp_path, monkeypatch):
+    """Does a course folder under /tmp (a clone there) stay reachable, not hidden by the job's own /tmp?"""
+    import subprocess
+
+    copy = Path(tempfile.mkdtemp(prefix="grader-course-")) / "course_lib"
+    shutil.copytree(REPO / "course_lib", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(confinement, "COURSE_LIB", copy)
+    argv = confinement.bwrap_argv(["python", "-c", f"import os; print(sorted(os.listdir({str(copy)!r}))[:1])"],
+                                  confinement.Mounts(), Limits())
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    shutil.rmtree(copy.parent)
+    assert done.returncode == 0 and "__init__.py" in done.stdout, done.stderr
