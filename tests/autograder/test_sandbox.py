@@ -119,8 +119,9 @@ def test_a_fork_bomb_meets_the_process_limit(tmp_path):
     assert job.problem is None and result < 32
 
 
-def test_scratch_is_capped_and_leaves_nothing_behind(tmp_path):
+def test_scratch_is_capped_and_leaves_nothing_behind(tmp_path, monkeypatch):
     """Can a job fill the disk through /tmp, and does anything it wrote stay after it ends? (no, no)"""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # a folder no other test's grading writes to
     before = set(os.listdir(tempfile.gettempdir()))
     source = ("written = 0\ntry:\n    with open('/tmp/fill', 'wb') as f:\n        for _ in range(64):\n"
               "            f.write(b'x' * 2 ** 20); written += 1\nexcept OSError as err:\n    pass\nresult = written")
