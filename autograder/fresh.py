@@ -26,7 +26,9 @@ def word(rng: random.Random, low: int = 2, high: int = 9, capital: bool = False)
 
 def corpus(rng: random.Random, documents: int | None = None) -> str:
     """Documents of random words, lengths from a few characters to past any block; the question's letters included."""
-    documents = documents or rng.randint(5, 12)
+    # 7-12 documents, never as many as a finetuning file has questions (3-6): final_tokens from
+    # the wrong file can then never equal the right one
+    documents = documents or rng.randint(7, 12)
     lines = []
     for _ in range(documents):
         target = rng.choice((rng.randint(6, 30), rng.randint(30, 120), rng.randint(120, 400)))
@@ -41,7 +43,7 @@ def corpus(rng: random.Random, documents: int | None = None) -> str:
 
 def train_text(rng: random.Random, names: int | None = None) -> str:
     """Finetuning lines 'Where was NAME born?<TAB>PLACE', with the trailing newline a real file has."""
-    names = names or rng.randint(3, 9)
+    names = names or rng.randint(3, 6)
     return "".join(f"Where was {word(rng, capital=True)} {word(rng, capital=True)} born?\t{word(rng, 3, 8, True)}\n"
                    for _ in range(names))
 

@@ -126,6 +126,9 @@ def finetune_pretrained(inputs: dict, output) -> list[str]:
             and all(_close(after[k], v, atol=0.0) for k, v in expected.items())):
         return ["finetune did not load the pretrained params into the model"]
     saved = output.get("saved")
+    error = output.get("train_error")
+    if saved is None and isinstance(error, str) and error.isidentifier():
+        return [f"train() raised {error} on one step of the trainer finetune returned"]
     if not (isinstance(saved, dict) and set(saved) == set(expected)
             and all(isinstance(saved[k], torch.Tensor) and saved[k].shape == v.shape for k, v in expected.items())):
         return ["train() should save the model's params (its state_dict) to writing_params_path"]
@@ -159,6 +162,8 @@ def span_corruption(inputs: dict, output) -> list[str]:
             if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(t, torch.Tensor) for t in pair)):
                 return ["__getitem__ should return two tensors (x, y)"]
             x, y = pair
+            if x.is_floating_point() or y.is_floating_point():
+                return [f"x and y should be LongTensors (torch.long), got {x.dtype} and {y.dtype}"]
             samples.append({"idx": idx, "x": x.tolist() if x.dim() == 1 and not x.is_floating_point() else [0.5],
                             "y": y.tolist() if y.dim() == 1 and not y.is_floating_point() else [0.5],
                             "dtypes": [str(x.dtype), str(y.dtype)]})

@@ -72,6 +72,7 @@ def span_sample_problems(samples: list[dict], block_size: int, corpus: str) -> l
     upper = int(block_size * 7 / 8)
     problems: list[str] = []
     kept_fractions, mask_offsets = [], []
+    masked_by_kept: dict[int, set[int]] = {}  # kept length -> the masked lengths seen with it
 
     def fail(message: str) -> None:
         if message not in problems:
@@ -105,6 +106,7 @@ def span_sample_problems(samples: list[dict], block_size: int, corpus: str) -> l
         # kept length relative to the most that could be kept: ~uniform when truncation is random
         kept_fractions.append(length / max(1, min(upper, len(documents[idx]))))
         mask_offsets.append(len(masked) - length / 4)
+        masked_by_kept.setdefault(length, set()).add(len(masked))
     if len(kept_fractions) > 1 and statistics.pstdev(kept_fractions) <= 0.05:
         fail("the truncation length should be random (it barely varies)")
     if len(mask_offsets) > 1:
@@ -113,7 +115,9 @@ def span_sample_problems(samples: list[dict], block_size: int, corpus: str) -> l
         tolerance = max(1.5, 3 * statistics.pstdev(mask_offsets) / len(mask_offsets) ** 0.5)
         if abs(mean) > tolerance:
             fail(f"the masked span should be a quarter of the kept text on average (off by {mean:+.1f} characters)")
-        if statistics.pstdev(mask_offsets) == 0:
+        # a length fixed by the kept text (always L // 4) varies with L only: look within each L
+        seen_often = [lengths for kept, lengths in masked_by_kept.items() if kept >= 12]
+        if statistics.pstdev(mask_offsets) == 0 or (len(seen_often) >= 5 and all(len(v) == 1 for v in seen_often)):
             fail("the masked span's length should be random")
     return problems
 

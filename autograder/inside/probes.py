@@ -45,7 +45,14 @@ def _toy_world(inputs: dict) -> tuple[CharCorruptionDatasetBase, str, GPTConfig]
 
 
 def _dataset_view(dataset, indices: list[int]) -> dict:
-    return {"length": len(dataset), "items": [list(dataset[i]) for i in indices]}
+    """Its length and the items at the grader's indices (None for an item that cannot be read: the judge says why)."""
+    items = []
+    for i in indices:
+        try:
+            items.append(list(dataset[i]))
+        except Exception:  # e.g. a span-corruption dataset where a NameDataset belongs
+            items.append(None)
+    return {"length": len(dataset), "items": items}
 
 
 def finetune_config(parts, inputs: dict) -> dict:
@@ -73,7 +80,10 @@ def finetune_pretrained(parts, inputs: dict) -> dict:
     trainer.config.max_epochs, trainer.config.max_steps, trainer.config.num_workers = 1, 1, 0
     trainer.config.progress = False
     saved = Path("/tmp" if Path("/tmp").is_dir() else ".") / "trained.params"
-    parts.train(model, str(saved), trainer)
+    try:
+        parts.train(model, str(saved), trainer)
+    except Exception as err:  # judged after the config and dataset, which may say why it failed
+        out["train_error"] = type(err).__name__
     out["saved"] = torch.load(saved, map_location="cpu", weights_only=True) if saved.is_file() else None
     return out
 
