@@ -152,7 +152,8 @@ def _decode(folder: Path, settings: Settings, questions: dict[str, list[str]], l
     if not present:
         return None
     preset = get_preset(settings.preset)
-    files = {"wiki.txt": settings.data_dir / "wiki.txt", "synthesizer_reference.ipynb": SOLUTIONS / "05_synthesizer.ipynb"}
+    files = {"wiki.txt": settings.data_dir / "wiki.txt",
+             "synthesizer_reference.ipynb": SOLUTIONS / "05_synthesizer.ipynb"}
     files.update({f"{p.name}.params": folder / "outputs" / p.params for p in present})
     request = {"wiki": "wiki.txt", "block_size": preset.block_size, "model": dict(preset.model),
                "synthesizer_reference": "synthesizer_reference.ipynb", "batch_size": preset.eval_batch_size,
@@ -163,7 +164,8 @@ def _decode(folder: Path, settings: Settings, questions: dict[str, list[str]], l
     return job
 
 
-def grade_runs(folder: Path, settings: Settings, code: list[PartResult], gold: dict, log: list[str]) -> list[PartResult]:
+def grade_runs(folder: Path, settings: Settings, code: list[PartResult], gold: dict,
+               log: list[str]) -> list[PartResult]:
     """Each run part's dev and test splits, scored on the grader's own decoding of the submitted params."""
     passed = {p.part for p in code if p.points == p.max_points}
     questions = {split: [e.question for e in examples] for split, examples in gold.items()}
@@ -208,7 +210,8 @@ def _run_problem(folder, part, pred_name, split, passed, job, decoded, gold):
     if isinstance(mine, dict) and "error" in mine:
         return f"{part.params} does not hold params of the model this preset trains (it could not be loaded)"
     answers = mine.get(split) if isinstance(mine, dict) else None
-    if not (isinstance(answers, list) and len(answers) == len(predictions) and all(isinstance(a, str) for a in answers)):
+    usable = isinstance(answers, list) and len(answers) == len(predictions)
+    if not (usable and all(isinstance(a, str) for a in answers)):
         return f"decoding {part.params} gave no usable answers"
     differ = sum(a != p for a, p in zip(answers, predictions))
     if differ > max(1, MISMATCH_ALLOWED * len(answers)):
@@ -228,7 +231,8 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict) -> Su
     else:
         result.parts = grade_code(notebooks, settings, result.log)
     if collected.folder is None:
-        result.parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, "no submission folder") for b in settings.bars]
+        result.parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, "no submission folder")
+                         for b in settings.bars]
     else:
         result.parts += grade_runs(collected.folder, settings, result.parts, gold, result.log)
     return result

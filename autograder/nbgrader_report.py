@@ -5,8 +5,9 @@
 Scores come from the gradebook nbgrader wrote; reasons come from the error each
 failing test cell left in the autograded notebook, or from why a whole notebook
 has no grades: missing from the submission, unreadable, or not graded (nbgrader
-stopped on it); a cell counts as deleted only in a notebook that was graded. Nothing a submission printed counts: a cell's score is
-nbgrader's, decided by whether the restored test cell raised.
+stopped on it); a cell counts as deleted only in a notebook that was graded.
+Nothing a submission printed counts: a cell's score is nbgrader's, decided by
+whether the restored test cell raised.
 """
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _read(path: Path):
         return None, f"could not be read as a notebook ({type(err).__name__}: {first[:160]})"
 
 
-NOT_GRADED = "was not graded (nbgrader stopped on it, e.g. its kernel died or a locked cell changed: see nbgrader's log)"
+NOT_GRADED = ("was not graded (nbgrader stopped on it, e.g. its kernel died or a locked cell changed: "
+              "see nbgrader's log)")
 
 
 def _was_executed(notebook) -> bool:
