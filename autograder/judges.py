@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import statistics
 from pathlib import Path
 
 import torch
@@ -40,12 +39,6 @@ def reference():
 def given(notebook: str):
     """A solution notebook's own values (keys, values, X, ...): the twins are judged on these, not the sandbox's."""
     return load_notebook(SOLUTIONS / notebook, module_name=f"judge_given_{notebook[:2]}")
-
-
-def _tensor(value, what: str) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        raise Malformed(f"{what} should be a tensor, got {type(value).__name__}")
-    return value
 
 
 def _close(a, b, atol: float, rtol: float = 0.0) -> bool:

@@ -11,7 +11,6 @@ that only the instructor sees.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
