@@ -139,7 +139,8 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         problem = None
         if timed_out:
             problem = f"ran past the time limit of {timeout:.0f} s and was stopped"
-        elif out_of_memory or proc.returncode in (-9, 137) or "MemoryError" in log[-2000:]:
+        # the log holds the tracebacks of errors a probe caught too: it is evidence only when the job died
+        elif out_of_memory or proc.returncode in (-9, 137) or (proc.returncode != 0 and "MemoryError" in log[-2000:]):
             problem = f"ran out of memory (the limit is {limits.memory_mb} MB) and was stopped"
         elif overflow:
             problem = f"answered with more than the {ANSWER_CAP // 2 ** 20} MB the grader reads back"

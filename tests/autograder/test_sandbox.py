@@ -169,3 +169,16 @@ def test_a_course_under_tmp_stays_visible(tmp_path, monkeypatch):
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     shutil.rmtree(copy.parent)
     assert done.returncode == 0 and "__init__.py" in done.stdout, done.stderr
+
+
+def test_one_checks_memory_error_does_not_void_the_others(tmp_path):
+    """Does a MemoryError caught in one check leave the job's other answers standing?"""
+    path = tmp_path / "07_probe.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("def hog():\n    raise MemoryError()\nresult = 7")]), path)
+    request = {"notebooks": [path.name], "checks": [
+        {"grade_id": "hog", "needs": ["hog"], "probe": "variables", "inputs": {"calls": {"hog": [[]]}}},
+        {"grade_id": "ok", "needs": ["result"], "probe": "variables", "inputs": {"names": ["result"]}}]}
+    job = run_job("probe", request, {path.name: path}, timeout=60)
+    assert job.problem is None, job.problem
+    assert job.answer["checks"]["hog"]["error"]["kind"] == "memory"
+    assert job.answer["checks"]["ok"]["output"]["result"] == 7
