@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # the CPU wheel of torch lies here on the course machines; harmless elsewhere
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
-.PHONY: demo test release clean confinement
+.PHONY: demo test release clean system-packages
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,17 +16,13 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m course_lib demo
 
-test: $(STAMP) confinement
+test: $(STAMP) system-packages
 	$(PY) -m pytest
 
-# the grader confines submission code with bubblewrap and setpriv (autograder/confinement.py);
-# as root with apt this installs them, elsewhere the confinement tests say what is missing and skip
-confinement:
-	@if ! command -v bwrap >/dev/null || ! command -v setpriv >/dev/null; then \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap util-linux >/dev/null; \
-		else echo "note: bubblewrap/setpriv missing and not root: grading's confinement tests will be skipped"; fi; \
-	fi
+# Debian packages the tests use (bubblewrap and setpriv for the grader's confinement, ...): installed as
+# root with apt when missing; elsewhere the tests that need them say what is missing and skip
+system-packages:
+	@bash tools/system_packages.sh
 
 clean:
 	rm -rf outputs data/world

@@ -1,0 +1,35 @@
+"""Where the course keeps things: file names, folders and defaults, each defined once.
+
+Folders are resolved against the checkout (or the unpacked student bundle), never
+against the current directory, so a notebook, the command line and the grader
+mean the same folder by the same name.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# the checkout, or the unpacked student bundle: the folder holding course_lib/
+REPO = Path(__file__).resolve().parents[1]
+
+ASSIGNMENT = "a5"  # nbgrader's assignment id
+SOLUTIONS_DIR = REPO / "solutions" / ASSIGNMENT  # the instructor's notebooks (nbgrader source)
+RELEASE_DIR = REPO / "notebooks" / ASSIGNMENT  # the student release nbgrader generates
+
+# data files, in the original course's names
+WIKI = "wiki.txt"  # one biography per line (pretraining corpus)
+TRAIN = "birth_places_train.tsv"  # finetuning questions with answers
+DEV = "birth_dev.tsv"  # dev questions with answers
+TEST_INPUTS = "birth_test_inputs.tsv"  # test questions, no answers (what students get)
+TEST_ANSWERS = "birth_test.tsv"  # test questions with answers: grader-only
+WORLD_RECORD = "world.json"  # the random seed and sizes that remake a world, answers included: grader-only
+STUDENT_DATA_FILES = (WIKI, TRAIN, DEV, TEST_INPUTS)  # what a student's data folder holds
+GRADER_ONLY_FILES = (TEST_ANSWERS, WORLD_RECORD)  # never in a student's folder or bundle
+
+DEFAULT_PRESET = "cpu"  # the preset a laptop course trains with (course_lib.presets)
+DEFAULT_DATA_DIR = REPO / "data" / "world"  # the default synthetic world, written on first use
+DEFAULT_OUT_DIR = REPO / "outputs"  # params, predictions and run logs
+DEFAULT_WORLD_SEED = 0  # random seed of the default world (public: its answers are too)
+
+# the original course's files; COURSE_ORIGINAL_DATA points elsewhere (default: ../shared beside the checkout)
+ORIGINAL_DATA_DIR = Path(os.environ.get("COURSE_ORIGINAL_DATA", REPO.parent / "shared" / "data" / "cs224n_a5"))
