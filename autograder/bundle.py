@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 NAME = "attention-course-student"
 # what a student's copy must never hold (checked on every file written)
 FORBIDDEN_TEXT = ("BEGIN HIDDEN TESTS", "### BEGIN SOLUTION", "autograder.hidden_checks")
-FORBIDDEN_FILES = ("birth_test.tsv", "world.json")  # the answers, and the seed that remakes them
+FORBIDDEN_FILES = ("birth_test.tsv", "world.json")  # the answers, and the random seed that remakes them
 
 STUDENT_README = """# Self-attention, Transformers and pretraining: student copy
 

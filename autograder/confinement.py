@@ -25,7 +25,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from course_lib.layout import REPO
+
 COURSE_LIB = REPO / "course_lib"
 NOBODY = 65534  # uid and gid the confined code runs as
 CGROUP_ROOT = Path("/sys/fs/cgroup")

@@ -16,11 +16,17 @@ from pathlib import Path
 
 import torch
 
-from course_lib.checks import (TOY_CORPUS, finetune_problems, finetune_setup, sample_span_corruption, span_problems,
-                               synthesizer_config)
+from course_lib.checks import (
+    TOY_CORPUS,
+    finetune_problems,
+    finetune_setup,
+    sample_span_corruption,
+    span_problems,
+    synthesizer_config,
+)
+from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS
 from course_lib.notebook_loader import load_notebooks, notebook_paths
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "a5"
 SPAN_BLOCK_SIZES = (24, 50, 128, 200)  # from 24 up, 7/8 of the block plus three masks fits
 SYNTH_CONFIGS = ((6, 3, 8), (16, 4, 12), (32, 8, 20), (12, 1, 5))  # (n_embd, n_head, block_size)
 CORPORA = {"toy": TOY_CORPUS, "long": "\n".join(line * 3 for line in TOY_CORPUS.split("\n"))}

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 
 import torch
 
 from course_lib import twin_checks
 from course_lib.checks import span_sample_problems
 from course_lib.datasets import CharCorruptionDatasetBase, NameDataset
+from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS
 from course_lib.model import GPT, GPTConfig
 from course_lib.notebook_loader import load_notebook, load_notebooks, notebook_paths
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions" / "a5"
 HANDOUT = dict(batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20, num_workers=4)
 PRETRAIN_HANDOUT = dict(HANDOUT, max_epochs=650, batch_size=128, learning_rate=6e-3)
 

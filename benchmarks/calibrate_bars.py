@@ -17,20 +17,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from autograder.bars import load_bars  # noqa: E402
-from course_lib.data_files import read_birth_places  # noqa: E402
-from course_lib.evaluation import accuracy  # noqa: E402
-from course_lib.presets import get_preset, with_overrides  # noqa: E402
-from course_lib.runs import run  # noqa: E402
-from course_lib.world import TEST_FILE, TEST_INPUTS_FILE, write_world  # noqa: E402
+from autograder.bars import load_bars
+from course_lib.data_files import read_birth_places
+from course_lib.evaluation import accuracy
+from course_lib.layout import DEFAULT_DATA_DIR, DEFAULT_OUT_DIR, SOLUTIONS_DIR, TEST_ANSWERS, TEST_INPUTS
+from course_lib.presets import get_preset, with_overrides
+from course_lib.runs import run
+from course_lib.world import write_world
 
 
 def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], data_dir: str, answers: str, out: str,
@@ -52,9 +49,9 @@ def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], dat
 def default_answers(data_dir: Path, out: Path) -> Path | None:
     """The seed-0 answers, written under ``out``, if ``data_dir`` holds the seed-0 world's test questions; else None."""
     # the student folder holds no answers: regenerate the default world's beside the outputs
-    written = write_world(out / "world0", 0, answers_path=out / "grader_only" / TEST_FILE)
-    same = (data_dir / TEST_INPUTS_FILE).read_bytes() == written[TEST_INPUTS_FILE].read_bytes()
-    return written[TEST_FILE] if same else None
+    written = write_world(out / "world0", 0, answers_path=out / "grader_only" / TEST_ANSWERS)
+    same = (data_dir / TEST_INPUTS).read_bytes() == written[TEST_INPUTS].read_bytes()
+    return written[TEST_ANSWERS] if same else None
 
 
 def main(argv=None) -> int:
@@ -63,14 +60,14 @@ def main(argv=None) -> int:
     parser.add_argument("--variant", default="synthesizer", choices=["vanilla", "synthesizer"])
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--jobs", type=int, default=1, help="seeds trained at once (one thread each when > 1)")
-    parser.add_argument("--data-dir", default=str(REPO / "data" / "world"),
+    parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR),
                         help="the student data folder (the default synthetic world is written here if missing)")
     parser.add_argument("--answers", default=None,
                         help="the grader-only test answers (default: DATA_DIR/birth_test.tsv if there, else those of "
                              "the seed-0 world, written under --out)")
     parser.add_argument("--dataset", default="synthetic", choices=["synthetic", "original"], help="whose bars to show")
-    parser.add_argument("--out", default=str(REPO / "outputs" / "calibrate_bars"))
-    parser.add_argument("--notebooks", default=str(REPO / "solutions" / "a5"))
+    parser.add_argument("--out", default=str(DEFAULT_OUT_DIR / "calibrate_bars"))
+    parser.add_argument("--notebooks", default=str(SOLUTIONS_DIR))
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="SECTION.FIELD=VALUE")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -78,8 +75,8 @@ def main(argv=None) -> int:
     if not (data_dir / "wiki.txt").is_file():
         write_world(data_dir, 0)
     answers = Path(args.answers) if args.answers else None
-    if answers is None and (data_dir / TEST_FILE).is_file():
-        answers = data_dir / TEST_FILE  # e.g. the original course files, which carry their answers
+    if answers is None and (data_dir / TEST_ANSWERS).is_file():
+        answers = data_dir / TEST_ANSWERS  # e.g. the original course files, which carry their answers
     if answers is None:
         answers = default_answers(data_dir, Path(args.out))
     if answers is None:

@@ -25,15 +25,13 @@ from pathlib import Path
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from course_lib.data_files import read_text  # noqa: E402
-from course_lib.model import GPT  # noqa: E402
-from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
-from course_lib.presets import get_preset, with_overrides  # noqa: E402
-from course_lib.runs import ORIGINAL_DATA_DIR, apply_overrides, model_config  # noqa: E402
-from course_lib.trainer import Trainer, TrainerConfig  # noqa: E402
+from course_lib.data_files import read_text
+from course_lib.layout import ORIGINAL_DATA_DIR, SOLUTIONS_DIR
+from course_lib.model import GPT
+from course_lib.notebook_loader import load_notebooks, notebook_paths
+from course_lib.presets import get_preset, with_overrides
+from course_lib.runs import apply_overrides, model_config
+from course_lib.trainer import Trainer, TrainerConfig
 
 
 def matmul_gflops(m: int, k: int, n: int, seconds: float = 1.0) -> float:
@@ -111,7 +109,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     preset = with_overrides(get_preset(args.preset), args.set)
-    parts = load_notebooks(notebook_paths(REPO / "solutions" / "a5"), module_name="bench_reference")
+    parts = load_notebooks(notebook_paths(SOLUTIONS_DIR), module_name="bench_reference")
     random.seed(0)
     dataset = parts.CharCorruptionDataset(read_text(Path(args.data_dir) / "wiki.txt"), preset.block_size)
     print(f"preset {preset.name}; model {preset.model}; threads {torch.get_num_threads()}", flush=True)

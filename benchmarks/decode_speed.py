@@ -2,7 +2,7 @@
 
     python benchmarks/decode_speed.py --data-dir ../shared/data/cs224n_a5 [--one-at-a-time]
 
-Uses the seed's model config (random weights: the speed does not depend on them) and
+Uses the original's model config (random weights: the speed does not depend on them) and
 checks that every path gives exactly the same predictions.
 """
 from __future__ import annotations
@@ -14,21 +14,18 @@ from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from course_lib.data_files import read_birth_places, read_text  # noqa: E402
-from course_lib.datasets import CharCorruptionDatasetBase  # noqa: E402
-from course_lib.evaluation import DECODE_STEPS, extract_prediction, greedy_decode  # noqa: E402
-from course_lib.model import GPT, GPTConfig  # noqa: E402
-from course_lib.vocab import MASK_CHAR  # noqa: E402
-from course_lib.runs import ORIGINAL_DATA_DIR  # noqa: E402
+from course_lib.data_files import read_birth_places, read_text
+from course_lib.datasets import CharCorruptionDatasetBase
+from course_lib.evaluation import DECODE_STEPS, extract_prediction, greedy_decode
+from course_lib.layout import ORIGINAL_DATA_DIR
+from course_lib.model import GPT, GPTConfig
+from course_lib.vocab import MASK_CHAR
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
-    parser.add_argument("--one-at-a-time", action="store_true", help="also time the seed's one-prompt loop (slow)")
+    parser.add_argument("--one-at-a-time", action="store_true", help="also time the original's one-prompt loop (slow)")
     args = parser.parse_args(argv)
     data = Path(args.data_dir)
     vocab = CharCorruptionDatasetBase(read_text(data / "wiki.txt"), 128).vocab

@@ -14,12 +14,9 @@ import statistics
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from course_lib.data_files import read_birth_places, read_text  # noqa: E402
-from course_lib.recall import place_mentions  # noqa: E402
-from course_lib.runs import ORIGINAL_DATA_DIR  # noqa: E402
+from course_lib.data_files import read_birth_places, read_text
+from course_lib.layout import ORIGINAL_DATA_DIR
+from course_lib.recall import place_mentions
 
 
 def main(argv=None) -> int:

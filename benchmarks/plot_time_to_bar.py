@@ -15,11 +15,8 @@ import csv
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from course_lib.evaluation import baseline_accuracy  # noqa: E402
-from course_lib.runs import DEV, ORIGINAL_DATA_DIR, TRAIN  # noqa: E402
+from course_lib.evaluation import baseline_accuracy
+from course_lib.layout import DEV, ORIGINAL_DATA_DIR, TRAIN
 
 NEEDED = ("preset", "variant", "total_minutes", "dev_accuracy")  # the results.csv columns the plot reads
 

@@ -14,16 +14,14 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from course_lib.checkpoint import load_params  # noqa: E402
-from course_lib.data_files import read_birth_places, read_text  # noqa: E402
-from course_lib.datasets import CharCorruptionDatasetBase  # noqa: E402
-from course_lib.model import GPT  # noqa: E402
-from course_lib.presets import get_preset, with_overrides  # noqa: E402
-from course_lib.recall import askable_mentions, recall  # noqa: E402
-from course_lib.runs import DEV, ORIGINAL_DATA_DIR, WIKI, model_config  # noqa: E402
+from course_lib.checkpoint import load_params
+from course_lib.data_files import read_birth_places, read_text
+from course_lib.datasets import CharCorruptionDatasetBase
+from course_lib.layout import DEV, ORIGINAL_DATA_DIR, WIKI
+from course_lib.model import GPT
+from course_lib.presets import get_preset, with_overrides
+from course_lib.recall import askable_mentions, recall
+from course_lib.runs import model_config
 
 
 def main(argv=None) -> int:

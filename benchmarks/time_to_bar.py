@@ -19,14 +19,13 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from plot_time_to_bar import plot_runs  # noqa: E402  (this folder is on sys.path when run as a script)
 
 from course_lib.checkpoint import save_params  # noqa: E402
 from course_lib.evaluation import baseline_accuracy  # noqa: E402
+from course_lib.layout import DEFAULT_OUT_DIR, DEV, ORIGINAL_DATA_DIR, SOLUTIONS_DIR, TRAIN
 from course_lib.presets import get_preset, with_overrides  # noqa: E402
-from course_lib.runs import DEV, ORIGINAL_DATA_DIR, TRAIN, run  # noqa: E402
-from plot_time_to_bar import plot_runs  # noqa: E402  (this folder is on sys.path when run as a script)
+from course_lib.runs import run
 
 
 def main(argv=None) -> int:
@@ -36,8 +35,8 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
     parser.add_argument("--minutes", type=float, default=24.0, help="pretraining budget")
     parser.add_argument("--marks", default="8,16,24", help="minutes of pretraining at which to snapshot")
-    parser.add_argument("--out", default=str(REPO / "outputs" / "time_to_bar"))
-    parser.add_argument("--notebooks", default=str(REPO / "solutions" / "a5"))
+    parser.add_argument("--out", default=str(DEFAULT_OUT_DIR / "time_to_bar"))
+    parser.add_argument("--notebooks", default=str(SOLUTIONS_DIR))
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                         help="override a preset field, e.g. model.n_embd=256 or all.autocast_bf16=True (repeatable)")
     args = parser.parse_args(argv)
@@ -61,19 +60,18 @@ def main(argv=None) -> int:
         if minutes >= args.minutes:
             trainer.should_stop = True
 
-    from course_lib import runs as runs_module
+    from course_lib.contract import StudentParts
 
-    original_trainer_from = runs_module._trainer_from
+    class WithSnapshots(StudentParts):
+        """The student's pretrain, with a snapshot callback on the Trainer it builds."""
 
-    def with_snapshots(result, what):
-        trainer = original_trainer_from(result, what)
-        if what == "pretrain":
+        def pretrain(self, dataset, block_size, model):
+            trainer = super().pretrain(dataset, block_size, model)
             trainer.add_callback("on_batch_end", snapshot)
-        return trainer
+            return trainer
 
-    runs_module._trainer_from = with_snapshots
-    pretrain = run(f"{variant}_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=out)
-    runs_module._trainer_from = original_trainer_from
+    pretrain = run(f"{variant}_pretrain", WithSnapshots(args.notebooks), preset=preset, data_dir=args.data_dir,
+                   out_dir=out)
     print(f"pretraining: {pretrain.seconds / 60:.1f} min, {len(pretrain.history)} steps", flush=True)
     # the end of pretraining is a snapshot too (when the epochs ran out before the budget)
     end = round(pretrain.seconds / 60, 1)

@@ -1,15 +1,15 @@
-"""Training throughput: our trainer against a seed-faithful minGPT loop, side by side.
+"""Training throughput: our trainer against a original-faithful minGPT loop, side by side.
 
-Both train the seed's model config (4 layers, 8 heads, 256 wide, dropout 0.1) on
+Both train the original's model config (4 layers, 8 heads, 256 wide, dropout 0.1) on
 span-corrupted real text from the same corpus at the same batch size. The
-seed-faithful loop uses manual attention, full padding, float32 and no
+original-faithful loop uses manual attention, full padding, float32 and no
 shuffling; ours adds the switches of ``ROWS`` one at a time. Throughput counts
 real-text tokens (targets that are not PAD) per second. Every measurement runs
 in a fresh process (one switch changes the C allocator for a whole process),
-and the seed-faithful loop and our rows take turns for ``--rounds`` rounds, so
+and the original-faithful loop and our rows take turns for ``--rounds`` rounds, so
 a slow spell on a shared machine lands on all of them; the table shows each
 row's median. Ends with ``speedup X.XX``: our best row with dropout over the
-seed-faithful loop, bf16 autocast included where it was measured (the line before
+original-faithful loop, bf16 autocast included where it was measured (the line before
 it gives the best float32 row alone).
 
 Before that it prints a ceiling: each row's matrix multiplies (counted from its
@@ -22,7 +22,7 @@ no time at all.
 bf16 autocast pays only where the CPU has bfloat16 instructions (avx512_bf16 or
 amx_bf16): on an AVX2-only CPU its matmuls ran about 25 times slower than float32
 here, so by default (``--bf16 auto``) its row is measured only on such CPUs. It
-keeps the seed's model and dropout, so it counts toward the speedup.
+keeps the original's model and dropout, so it counts toward the speedup.
 
     python benchmarks/train_throughput.py --data-dir ../shared/data/cs224n_a5
 """
@@ -40,17 +40,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from compute_ceiling import matmul_gflops, measure_steps  # noqa: E402  (this folder is on sys.path when run as a script)
 from torch import nn
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
 from course_lib.data_files import read_text  # noqa: E402
+from course_lib.layout import ORIGINAL_DATA_DIR, SOLUTIONS_DIR
 from course_lib.model import GPT, GPTConfig  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
 from course_lib.trainer import TrainerConfig  # noqa: E402
-from course_lib.runs import ORIGINAL_DATA_DIR  # noqa: E402
-from compute_ceiling import matmul_gflops, measure_steps  # noqa: E402  (this folder is on sys.path when run as a script)
 
 
 @dataclass
@@ -75,7 +72,7 @@ def matmul_flops(model: nn.Module, n_layer: int, n_embd: int, shapes: list[tuple
 
 
 def seed_faithful(dataset, mconf: GPTConfig, batch_size: int, steps: int, warmup: int) -> Rate:
-    """The seed's loop: manual attention, padded batches, fp32, AdamW on every non-bias weight."""
+    """The original's loop: manual attention, padded batches, fp32, AdamW on every non-bias weight."""
     torch.manual_seed(0)
     model = GPT(GPTConfig(**{**mconf.__dict__, "attention_impl": "manual"}))
     model.train()
@@ -129,20 +126,20 @@ def cpu_has_bf16() -> bool:
 
 
 def measure(args: argparse.Namespace, model_switches: dict | None, trainer_switches: dict) -> Rate:
-    """Real-text tokens per second of one row and its matmul work (``model_switches`` None: the seed-faithful loop)."""
+    """Real-text tokens per second of one row and its matmul work (``model_switches`` None: the original-faithful loop)."""
     if args.threads:
         torch.set_num_threads(args.threads)
-    parts = load_notebooks(notebook_paths(REPO / "solutions" / "a5"), module_name="bench_reference")
+    parts = load_notebooks(notebook_paths(SOLUTIONS_DIR), module_name="bench_reference")
     random.seed(0)
     dataset = parts.CharCorruptionDataset(read_text(Path(args.data_dir) / "wiki.txt"), 128)
     if model_switches is None:
         return seed_faithful(dataset, GPTConfig(dataset.vocab_size, 128), args.batch_size, args.steps, args.warmup)
-    mconf = GPTConfig(dataset.vocab_size, 128, **model_switches)  # the seed's config, dropout 0.1 unless switched off
+    mconf = GPTConfig(dataset.vocab_size, 128, **model_switches)  # the original's config, dropout 0.1 unless switched off
     return ours(dataset, mconf, args.batch_size, args.steps, args.warmup, **trainer_switches)
 
 
 def matmul_ceiling(args: argparse.Namespace) -> float:
-    """This machine's best float32 matmul GFLOP/s: a big square product or the seed model's MLP at a trimmed batch."""
+    """This machine's best float32 matmul GFLOP/s: a big square product or the original model's MLP at a trimmed batch."""
     if args.threads:
         torch.set_num_threads(args.threads)
     width = GPTConfig.n_embd
@@ -151,15 +148,15 @@ def matmul_ceiling(args: argparse.Namespace) -> float:
 
 def planned_rows(bf16: bool) -> list[tuple[str, dict | None, dict, bool]]:
     """(label, model switches or None for the seed, trainer switches, counts toward the speedup)."""
-    rows: list[tuple[str, dict | None, dict, bool]] = [("seed-faithful (manual attention, padded, fp32)", None, {}, False)]
+    rows: list[tuple[str, dict | None, dict, bool]] = [("original-faithful (manual attention, padded, fp32)", None, {}, False)]
     model_switches: dict = {}
     trainer_switches: dict = {}
     for label, model_more, trainer_more in ROWS:
         model_switches, trainer_switches = {**model_switches, **model_more}, {**trainer_switches, **trainer_more}
         rows.append((f"ours, {label}", model_switches, trainer_switches, True))
-    # reported apart: the goal keeps the seed's dropout
+    # reported apart: the goal keeps the original's dropout
     rows.append(("ours, all of the above, no dropout", {**model_switches, **NO_DROPOUT}, trainer_switches, False))
-    if bf16:  # the seed's model and dropout, in mixed precision: counted; without dropout: apart
+    if bf16:  # the original's model and dropout, in mixed precision: counted; without dropout: apart
         mixed = {**trainer_switches, "autocast_bf16": True}
         rows.append(("ours, all of the above + bf16 autocast", model_switches, mixed, True))
         rows.append(("ours, all of the above + bf16 autocast, no dropout", {**model_switches, **NO_DROPOUT}, mixed,
@@ -206,7 +203,7 @@ def main(argv=None) -> int:
         return statistics.median(getattr(rate, field) for rate in rates[label])
 
     base = median(rows[0][0], "tokens_per_second")
-    print(f"\nmedian of {args.rounds} rounds, real-text tokens per second (x the seed-faithful loop); "
+    print(f"\nmedian of {args.rounds} rounds, real-text tokens per second (x the original-faithful loop); "
           f"matmul share at {peak:.0f} GFLOP/s, the best float32 matmul (median of the rounds):")
     for label, _, trainer_switches, counted in rows:
         rate = median(label, "tokens_per_second")

@@ -5,18 +5,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import layout
 from . import runs as runs_module
 from .presets import PRESETS, get_preset, with_overrides
 
-
 WORLD_HELP = """Write a synthetic world: the student files wiki.txt, birth_places_train.tsv,
 birth_dev.tsv and birth_test_inputs.tsv, and with --answers-out the grader-only
-test answers (birth_test.tsv format) and world.json, which records the seed.
+test answers (birth_test.tsv format) and world.json, which records the random seed.
 
-Students practise on the default seed 0 (the world the notebooks write for
-themselves). To grade, make a world with a secret seed, e.g. from
+Students practise on the default random seed 0 (the world the notebooks write for
+themselves). To grade, make a world with a secret random seed, e.g. from
   python -c "import secrets; print(secrets.token_hex(16))"
-give the students the --out folder, and keep the answers file and the seed private:
+give the students the --out folder, and keep the answers file and the random seed private:
 with either, anyone can know the test answers."""
 
 
@@ -67,18 +67,20 @@ def build_parser() -> argparse.ArgumentParser:
     world.add_argument("--answers-out", metavar="FILE", default=None,
                        help="where the grader-only test answers go (never inside --out); without it none are written")
     world.add_argument("--seed", default="0",
-                       help="an int or any string (same seed, same files); default 0, the students' practice world")
+                       help="random seed: an int or any string (same seed, same files); default 0, the students' "
+                            "practice world")
     world.set_defaults(func=_world)
 
     run = sub.add_parser("run", help="carry out named runs of run.sh, in order")
     run.add_argument("names", nargs="+", choices=list(runs_module.RUNS), metavar="NAME",
                      help="one or more of: " + ", ".join(runs_module.RUNS))
-    run.add_argument("--notebooks", nargs="+", default=["notebooks/a5"],
-                     help="notebooks (or folders of them) holding the graded parts; default notebooks/a5")
-    run.add_argument("--preset", default="cpu", choices=sorted(PRESETS), help="training preset (default cpu)")
+    run.add_argument("--notebooks", nargs="+", default=[str(layout.RELEASE_DIR)],
+                     help="notebooks (or folders of them) holding the graded parts; default the release notebooks")
+    run.add_argument("--preset", default=layout.DEFAULT_PRESET, choices=sorted(PRESETS),
+                     help=f"training preset (default {layout.DEFAULT_PRESET})")
     run.add_argument("--data-dir", default=str(runs_module.DEFAULT_DATA_DIR), help="folder with wiki.txt and the TSVs")
     run.add_argument("--out-dir", default=str(runs_module.DEFAULT_OUT_DIR), help="folder for params and predictions")
-    run.add_argument("--seed", type=int, default=0, help="training seed")
+    run.add_argument("--seed", type=int, default=0, help="random seed of training")
     run.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     run.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -88,10 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
 
     demo = sub.add_parser("demo", help="the main job: the assignment's lesson on the synthetic world, on a CPU")
-    demo.add_argument("--preset", default="cpu", choices=sorted(PRESETS), help="training preset (default cpu)")
-    demo.add_argument("--data-dir", default="data/world", help="data folder (the world is written here if missing)")
-    demo.add_argument("--out-dir", default="outputs/demo", help="folder for params and predictions")
-    demo.add_argument("--notebooks", default="solutions/a5", help="notebooks with the graded parts")
+    demo.add_argument("--preset", default=layout.DEFAULT_PRESET, choices=sorted(PRESETS),
+                      help=f"training preset (default {layout.DEFAULT_PRESET})")
+    demo.add_argument("--data-dir", default=str(layout.DEFAULT_DATA_DIR),
+                      help="data folder (the world is written here if missing)")
+    demo.add_argument("--out-dir", default=str(layout.DEFAULT_OUT_DIR / "demo"), help="folder for params and predictions")
+    demo.add_argument("--notebooks", default=str(layout.SOLUTIONS_DIR), help="notebooks with the graded parts")
     demo.set_defaults(func=_demo)
 
     presets = sub.add_parser("presets", help="list the training presets")

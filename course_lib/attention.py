@@ -67,9 +67,8 @@ class CausalSelfAttention(nn.Module):
     ``"manual"`` spells out softmax(QK^T/sqrt(hs)) V. They agree to float error.
     With attention dropout in training on a CPU, SDPA falls back to a slow
     unfused path, so ``fast_dropout`` sdpa configs take ``causal_attention_dropout`` there.
-    SDPA's CPU kernel in bfloat16 (under bf16 autocast) is slower still, ~4x the
-    baddbmm path at the seed's shape without dropout and ~1.6x with torch's dropout,
-    so bf16 on the CPU takes that path too.
+    SDPA's CPU kernel in bfloat16 (under bf16 autocast) measured slower still than the
+    baddbmm path (benchmarks/FINDINGS.md), so bf16 on the CPU takes that path too.
     """
 
     def __init__(self, config: AttentionConfig):

@@ -52,7 +52,7 @@ class NameDataset(Dataset):
         self.vocab: Vocabulary = pretraining_dataset.vocab
         self.stoi, self.itos = self.vocab.stoi, self.vocab.itos
         self.block_size = pretraining_dataset.block_size
-        # non-ASCII characters are dropped, as in the seed
+        # non-ASCII characters are dropped, as in the original
         text = data.encode("utf-8").decode("ascii", errors="ignore")
         if not text.endswith("\n"):
             text += "\n"  # so a file without a final newline keeps its last line

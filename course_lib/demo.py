@@ -10,8 +10,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from . import layout
 from .evaluation import baseline_accuracy
-from .runs import DEV, TRAIN, run
+from .layout import DEV, TRAIN, WIKI
+from .runs import run
 from .world import write_world
 
 ROWS = [
@@ -25,10 +27,11 @@ ROWS = [
 ]
 
 
-def demo(data_dir: Path = Path("data/world"), out_dir: Path = Path("outputs/demo"), notebooks=Path("solutions/a5"),
-         preset: str = "cpu", seed: int = 0, world_seed: int | str = 0) -> list[tuple[str, float, float]]:
-    """Run the three rows; returns (label, dev accuracy, minutes) per row."""
-    if not (data_dir / "wiki.txt").is_file():
+def demo(data_dir: Path = layout.DEFAULT_DATA_DIR, out_dir: Path = layout.DEFAULT_OUT_DIR / "demo",
+         notebooks=layout.SOLUTIONS_DIR, preset: str = layout.DEFAULT_PRESET, seed: int = 0,
+         world_seed: int | str = layout.DEFAULT_WORLD_SEED) -> list[tuple[str, float, float]]:
+    """Run the three rows; returns (label, dev accuracy, minutes) per row. ``seed`` is training's random seed."""
+    if not (data_dir / WIKI).is_file():
         write_world(data_dir, world_seed)  # no answers: the demo scores dev only
         print(f"wrote the synthetic world (seed {world_seed}) to {data_dir}")
     place, base = baseline_accuracy(data_dir / TRAIN, data_dir / DEV)

@@ -48,11 +48,10 @@ def keep_freed_memory() -> bool:
 
     By default glibc maps big blocks (above a threshold that grows to at most
     32 MB) straight from the kernel and unmaps them on free, so each new tensor
-    of that size pays a page fault per 4 KB page on first touch. At the seed's
-    model size a training step kept faulting 12,800-64,000 times, and a fresh
-    42 MB GELU output took 26 ms against 7 ms in reused memory. With this, every
-    block comes from the heap and the heap is not trimmed, so after a step or
-    two training reuses pages already mapped (0-2 faults per step here). Cost:
+    of that size pays a page fault per 4 KB page on first touch, every step
+    (benchmarks/FINDINGS.md has the measurements). With this, every block comes
+    from the heap and the heap is not trimmed, so after a step or two training
+    reuses pages already mapped. Cost:
     the process keeps its peak memory until it exits. Lasts for the whole
     process. No-op (False) where the C library is not glibc.
     """

@@ -2,8 +2,8 @@
 
 torch's CPU dropout draws one Bernoulli sample per element from a serial
 Mersenne Twister on non-Intel CPUs (its parallel MKL path checks for an Intel
-CPU) and keeps a float mask; on this AMD machine at the seed's config that was
-most of the cost of dropout. Here each 64-bit draw of the same generator yields
+CPU) and keeps a float mask, which made up most of dropout's cost on the AMD CPUs
+measured (benchmarks/FINDINGS.md). Here each 64-bit draw of the same generator yields
 four 16-bit numbers, an element is dropped when its number falls in the lowest
 ``round(p * 65536)`` of the 65,536 values (p = 0.1 drops with probability
 0.1000061), and a one-byte mask is kept for the backward pass. Survivors are

@@ -13,23 +13,22 @@ import json
 import os
 from pathlib import Path
 
+from . import layout
 from .runs import RunResult, run
 from .world import write_world
 
-REPO = Path(__file__).resolve().parents[1]
-PRESET = os.environ.get("COURSE_PRESET", "cpu")
-DATA_DIR = Path(os.environ.get("COURSE_DATA_DIR", REPO / "data" / "world"))
-OUT_DIR = Path(os.environ.get("COURSE_OUT_DIR", REPO / "outputs"))
+PRESET = os.environ.get("COURSE_PRESET", layout.DEFAULT_PRESET)
+DATA_DIR = Path(os.environ.get("COURSE_DATA_DIR", layout.DEFAULT_DATA_DIR))
+OUT_DIR = Path(os.environ.get("COURSE_OUT_DIR", layout.DEFAULT_OUT_DIR))
 GRADING = bool(os.environ.get("NBGRADER_EXECUTION"))
-WORLD_SEED = 0  # the default synthetic world
 
 
 def ensure_data() -> Path:
     """The data folder, writing the default synthetic world there if it is empty."""
-    if not (DATA_DIR / "wiki.txt").is_file():
+    if not (DATA_DIR / layout.WIKI).is_file():
         if "COURSE_DATA_DIR" in os.environ:
             raise FileNotFoundError(f"COURSE_DATA_DIR={DATA_DIR} holds no wiki.txt")
-        write_world(DATA_DIR, WORLD_SEED)  # no answers_path: the student folder gets no test answers
+        write_world(DATA_DIR, layout.DEFAULT_WORLD_SEED)  # no answers_path: the student folder gets no test answers
     return DATA_DIR
 
 

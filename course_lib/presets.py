@@ -37,10 +37,10 @@ _CPU_COMMON = dict(num_workers=0, shuffle=True, trim_padding=True, final_tokens=
 # (SDPA attention is the default everywhere; fused AdamW needs CUDA and is ignored elsewhere)
 _GPU_FAST = dict(fused_adamw=True, autocast_bf16=True, trim_padding=True)
 
-# cpu-seed: the same hyperparameters computed faster on a CPU: dropout masks drawn cheaply
+# cpu-handout: the same hyperparameters computed faster on a CPU: dropout masks drawn cheaply
 # (same rates, another random stream), glibc keeping freed memory, trimmed padding (rows of
 # benchmarks/train_throughput.py), and no loader workers to compete with the compute threads
-_CPU_SEED = dict(trim_padding=True, keep_freed_memory=True, num_workers=0)
+_CPU_HANDOUT = dict(trim_padding=True, keep_freed_memory=True, num_workers=0)
 
 _SMOKE_STAGE = dict(num_workers=0, max_epochs=1, batch_size=32, max_steps=4, progress=False)
 
@@ -74,13 +74,13 @@ PRESETS: dict[str, Preset] = {
             finetune_with_pretrain=_GPU_FAST,
         ),
         Preset(
-            name="cpu-seed",
+            name="cpu-handout",
             description="the SPEC's model and hyperparameters on a CPU (many hours): trimmed padding, "
                         "cheap dropout masks, reused memory",
             model=dict(fast_dropout=True),
-            pretrain=_CPU_SEED,
-            finetune_without_pretrain=_CPU_SEED,
-            finetune_with_pretrain=_CPU_SEED,
+            pretrain=_CPU_HANDOUT,
+            finetune_without_pretrain=_CPU_HANDOUT,
+            finetune_with_pretrain=_CPU_HANDOUT,
         ),
         CPU,
         CPU_ORIGINAL,

@@ -1,8 +1,8 @@
-"""The named runs of the seed's run.sh, callable from a notebook or the command line.
+"""The named runs of the original run.sh, callable from a notebook or the command line.
 
 Each run takes the graded parts (the student's glue, span corruption and
 synthesizer) from the notebooks the caller names, applies a preset, and writes
-the seed's file names into ``out_dir``.
+the original file names into ``out_dir``.
 """
 from __future__ import annotations
 
@@ -11,35 +11,29 @@ import json
 import math
 import time
 import types
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from torch import nn
 
+from . import layout
 from .checkpoint import load_params
-from .datasets import CharCorruptionDatasetBase
+from .contract import ContractError, StudentParts, namespace_of
 from .data_files import read_birth_places, read_text
 from .device import pick_device, seed_everything, set_threads
 from .evaluation import accuracy, predict_places, write_predictions
 from .model import GPTConfig
-from .notebook_loader import load_notebooks, notebook_paths
 from .presets import Preset, get_preset
-from .trainer import Trainer, TrainerConfig
+from .trainer import TrainerConfig
 
-WIKI = "wiki.txt"
-TRAIN = "birth_places_train.tsv"
-DEV = "birth_dev.tsv"
-TEST_INPUTS = "birth_test_inputs.tsv"
-DEFAULT_DATA_DIR = Path("data/world")
-# the original course files, where this repo expects them: ../shared beside the checkout (benchmarks' default)
-ORIGINAL_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "cs224n_a5"
-DEFAULT_OUT_DIR = Path("outputs")
+# the original file names and the default folders live in course_lib.layout; runs reads them from there
+WIKI, TRAIN, DEV, TEST_INPUTS = layout.WIKI, layout.TRAIN, layout.DEV, layout.TEST_INPUTS
+DEFAULT_DATA_DIR, DEFAULT_OUT_DIR = layout.DEFAULT_DATA_DIR, layout.DEFAULT_OUT_DIR
 
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One line of the seed's run.sh."""
+    """One line of the original run.sh."""
 
     function: str  # "pretrain", "finetune" or "evaluate"
     variant: str  # "vanilla" or "synthesizer"
@@ -75,13 +69,12 @@ RUNS: dict[str, RunSpec] = {
         outputs="synthesizer.pretrain.test.predictions"),
 }
 
-# what each graded name in the notebooks must be
+# the parts of the student contract (course_lib.contract) each kind of run calls
 REQUIRED = {
     "pretrain": ("CharCorruptionDataset", "pretrain", "train"),
     "finetune": ("finetune", "train"),
     "evaluate": (),
 }
-VARIANT_INIT = {"vanilla": "initialize_vanilla_model", "synthesizer": "initialize_synthesizer_model"}
 
 
 class RunError(RuntimeError):
@@ -107,20 +100,7 @@ class RunResult:
 
 def resolve_parts(notebooks) -> types.ModuleType | types.SimpleNamespace:
     """Graded parts: a loaded module, a notebook's ``globals()``, or notebook paths/folders."""
-    if isinstance(notebooks, (types.ModuleType, types.SimpleNamespace)):
-        return notebooks
-    if isinstance(notebooks, Mapping):
-        return types.SimpleNamespace(**notebooks)
-    if isinstance(notebooks, (str, Path)):
-        notebooks = [notebooks]
-    paths = [p for target in notebooks for p in notebook_paths(target)]
-    return load_notebooks(paths)
-
-
-def _require(parts: types.ModuleType, names) -> None:
-    missing = [n for n in names if not hasattr(parts, n)]
-    if missing:
-        raise RunError(f"the notebooks define no {', '.join(missing)}; run the cells that define them (or name the right notebooks)")
+    return namespace_of(notebooks)
 
 
 def model_config(preset: Preset, vocab_size: int) -> GPTConfig:
@@ -141,75 +121,78 @@ def apply_overrides(config: TrainerConfig, overrides: dict, n_examples: int, blo
 
 def build_model(parts, spec: RunSpec, mconf: GPTConfig) -> nn.Module:
     """The variant's model from the notebooks' initialize_*_model (checked to be a torch module)."""
-    init = VARIANT_INIT[spec.variant]
-    _require(parts, [init])
-    model = getattr(parts, init)(mconf)
-    if not isinstance(model, nn.Module):
-        raise RunError(f"{init} returned {type(model).__name__}, expected a torch module (a GPT)")
-    return model
+    try:
+        return StudentParts(parts).model(spec.variant, mconf)
+    except ContractError as err:
+        raise RunError(str(err)) from err
 
 
-def _trainer_from(result, what: str) -> Trainer:
-    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], Trainer)):
-        raise RunError(f"{what} must return (TrainerConfig, Trainer); got {type(result).__name__}")
-    return result[1]
-
-
-def run(name: str, notebooks, preset: str | Preset = "cpu", data_dir: str | Path = DEFAULT_DATA_DIR,
+def run(name: str, notebooks, preset: str | Preset = layout.DEFAULT_PRESET, data_dir: str | Path = DEFAULT_DATA_DIR,
         out_dir: str | Path = DEFAULT_OUT_DIR, seed: int = 0, device: str = "auto",
         progress: bool = True, num_threads: int | None = None) -> RunResult:
-    """Carry out one named run of run.sh; see RUNS for the names."""
+    """Carry out one named run of run.sh; see RUNS for the names. ``seed`` is the training's random seed."""
     if name not in RUNS:
         raise RunError(f"unknown run {name!r}; choose one of: {', '.join(RUNS)}")
     spec = RUNS[name]
     preset = get_preset(preset) if isinstance(preset, str) else preset
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    parts = resolve_parts(notebooks)
-    _require(parts, REQUIRED[spec.function])
+    parts = notebooks if isinstance(notebooks, StudentParts) else StudentParts(notebooks)
+    try:
+        parts.require(REQUIRED[spec.function])
+    except ContractError as err:
+        raise RunError(f"{err}; run the cells that define them (or name the right notebooks)") from err
     seed_everything(seed)
     set_threads(num_threads)
     start = time.perf_counter()
-
     # finetuning and evaluation use only the given part (the vocabulary), so they work before span corruption is written
-    dataset_class = getattr(parts, "CharCorruptionDataset", CharCorruptionDatasetBase)
-    pretrain_dataset = dataset_class(read_text(data_dir / WIKI), preset.block_size)
-    mconf = model_config(preset, pretrain_dataset.vocab_size)
-    model = build_model(parts, spec, mconf)
+    pretrain_dataset = parts.dataset_class()(read_text(data_dir / WIKI), preset.block_size)
+    model = build_model(parts, spec, model_config(preset, pretrain_dataset.vocab_size))
     result = RunResult(name, preset.name, 0.0, [])
-    common = dict(seed=seed, device=device, num_threads=num_threads)
-    if not progress:
-        common["progress"] = False
-
-    if spec.function == "evaluate":
-        model = load_params(model, out_dir / spec.reads).to(pick_device(device))
-        examples = read_birth_places(data_dir / spec.eval_corpus)
-        predictions = predict_places(model, pretrain_dataset.vocab, [e.question for e in examples], preset.eval_batch_size)
-        write_predictions(predictions, out_dir / spec.outputs)
-        result.written.append(spec.outputs)
-        if all(e.place is not None for e in examples):
-            result.correct, result.total = accuracy(predictions, [e.place for e in examples])
-    else:
-        if spec.function == "pretrain":
-            trainer = _trainer_from(parts.pretrain(pretrain_dataset, preset.block_size, model), "pretrain")
-            overrides = preset.pretrain
+    try:
+        if spec.function == "evaluate":
+            _evaluate(spec, model, pretrain_dataset, preset, data_dir, out_dir, device, result)
         else:
-            reads = str(out_dir / spec.reads) if spec.reads else None
-            if reads and not Path(reads).is_file():
-                raise RunError(f"{reads} not found: run the matching *_pretrain run first")
-            got = parts.finetune(reads, str(data_dir / TRAIN), pretrain_dataset, preset.block_size, model)
-            trainer = _trainer_from(got, "finetune")
-            overrides = preset.finetune_with_pretrain if reads else preset.finetune_without_pretrain
-        trainer.config = apply_overrides(trainer.config, {**common, **overrides}, len(trainer.train_dataset),
-                                         preset.block_size)
-        (out_dir / spec.writes).unlink(missing_ok=True)  # so a stale file cannot pass for this run's
-        parts.train(model, str(out_dir / spec.writes), trainer)
-        if not (out_dir / spec.writes).is_file():
-            raise RunError(f"train() did not write {out_dir / spec.writes}")
-        result.written.append(spec.writes)
-        result.history = trainer.history
-
+            settings = dict(seed=seed, device=device, num_threads=num_threads, **({} if progress else {"progress": False}))
+            _train(spec, parts, model, pretrain_dataset, preset, data_dir, out_dir, settings, result)
+    except ContractError as err:
+        raise RunError(str(err)) from err
     result.seconds = time.perf_counter() - start
     log = dataclasses.asdict(result) | {"accuracy": result.accuracy}
     (out_dir / f"{name}.json").write_text(json.dumps(log), encoding="utf-8")
     return result
+
+
+def _evaluate(spec: RunSpec, model: nn.Module, dataset, preset: Preset, data_dir: Path, out_dir: Path, device: str,
+              result: RunResult) -> None:
+    """Answer the split's questions with the saved params; score them when the file carries answers."""
+    model = load_params(model, out_dir / spec.reads).to(pick_device(device))
+    examples = read_birth_places(data_dir / spec.eval_corpus)
+    predictions = predict_places(model, dataset.vocab, [e.question for e in examples], preset.eval_batch_size)
+    write_predictions(predictions, out_dir / spec.outputs)
+    result.written.append(spec.outputs)
+    if all(e.place is not None for e in examples):
+        result.correct, result.total = accuracy(predictions, [e.place for e in examples])
+
+
+def _train(spec: RunSpec, parts: StudentParts, model: nn.Module, dataset, preset: Preset, data_dir: Path,
+           out_dir: Path, settings: dict, result: RunResult) -> None:
+    """The student's pretrain or finetune builds the Trainer; the preset adjusts it; the student's train runs it."""
+    if spec.function == "pretrain":
+        trainer = parts.pretrain(dataset, preset.block_size, model)
+        overrides = preset.pretrain
+    else:
+        reads = str(out_dir / spec.reads) if spec.reads else None
+        if reads and not Path(reads).is_file():
+            raise RunError(f"{reads} not found: run the matching *_pretrain run first")
+        trainer = parts.finetune(reads, str(data_dir / TRAIN), dataset, preset.block_size, model)
+        overrides = preset.finetune_with_pretrain if reads else preset.finetune_without_pretrain
+    trainer.config = apply_overrides(trainer.config, {**settings, **overrides}, len(trainer.train_dataset),
+                                     preset.block_size)
+    writes = out_dir / spec.writes
+    writes.unlink(missing_ok=True)  # so a stale file cannot pass for this run's
+    parts.train(model, str(writes), trainer)
+    if not writes.is_file():
+        raise RunError(f"train() did not write {writes}")
+    result.written.append(spec.writes)
+    result.history = trainer.history

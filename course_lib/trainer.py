@@ -1,9 +1,9 @@
-"""A small trainer that knows nothing of GPT (minGPT's shape, the seed's semantics).
+"""A small trainer that knows nothing of GPT (minGPT's shape, the original's semantics).
 
 AdamW with betas (0.9, 0.95) and weight decay, gradient-norm clipping, and a
 token-based schedule: linear warmup over ``warmup_tokens``, then cosine decay to a
 floor of 10% reached at ``final_tokens``. Tokens count every position of each
-batch, pads included, as in the seed. Progress bars, loss history and
+batch, pads included, as in the original. Progress bars, loss history and
 checkpoints attach as callbacks on named events.
 """
 from __future__ import annotations
@@ -41,8 +41,8 @@ class TrainerConfig:
     betas: tuple[float, float] = (0.9, 0.95)  # AdamW moment decay rates
     grad_norm_clip: float = 1.0  # clip the global gradient norm to this
     weight_decay: float = 0.1  # AdamW decoupled weight decay
-    decay_matrices_only: bool = False  # True: decay only tensors with dim >= 2; False: the seed's rule (names without "bias")
-    shuffle: bool = False  # reshuffle every epoch (the seed does not)
+    decay_matrices_only: bool = False  # True: decay only tensors with dim >= 2; False: the original's rule (names without "bias")
+    shuffle: bool = False  # reshuffle every epoch (the original does not)
     trim_padding: bool = False  # drop columns that are padding in the whole batch (same loss, less compute)
     length_buckets: int = 1  # draw this many batches at once and regroup them by length (less padding); 1: off
     max_steps: int | None = None  # stop after this many steps (smoke runs); None: run all epochs
@@ -212,7 +212,7 @@ class Trainer:
             model.train()
             for x, y, width in self._batches(self.train_dataset, train=True):
                 x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
-                # schedule position counts every position of the batch, pads included (the seed's rule)
+                # schedule position counts every position of the batch, pads included (the original's rule)
                 self.tokens += x.size(0) * width
                 self.lr = config.learning_rate * lr_multiplier(self.tokens, config)
                 for group in optimizer.param_groups:

@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .layout import DEV, TEST_ANSWERS, TEST_INPUTS, TRAIN, WIKI, WORLD_RECORD
+
 MAX_BIO_CHARS = 110  # hard limit on one biography line
 SOFT_BIO_CHARS = 105  # longer lines (up to MAX_BIO_CHARS) only when no template fits this
 BIRTH_PLACE_MAX_INDEX = 70  # the birth place starts within this many characters
@@ -22,12 +24,6 @@ MAX_PEOPLE = 50_000  # keeps name generation fast and bounded
 MAX_PLACES = 300  # the place generator can make far more; this keeps the world small
 BIO_CHARSET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .,()-?")
 
-WIKI_FILE = "wiki.txt"
-TRAIN_FILE = "birth_places_train.tsv"
-DEV_FILE = "birth_dev.tsv"
-TEST_INPUTS_FILE = "birth_test_inputs.tsv"
-TEST_FILE = "birth_test.tsv"  # the test answers: grader-only, never in the student folder
-WORLD_JSON = "world.json"  # records the seed, so it lives beside the answers, never with the students
 SPLITS = ("train", "dev", "test", "wiki_only")  # "wiki_only": in wiki.txt, asked about nowhere
 
 FIRST_NAMES = (
@@ -349,16 +345,16 @@ def write_world(out_dir: str | Path, seed: Seed, config: WorldConfig = WorldConf
         return [f"{p.question}\t{p.birth_place}" for p in world.split(split)]
 
     # files an older write_world left here would hand students the answers and the seed
-    for stale in (TEST_FILE, WORLD_JSON):
+    for stale in (TEST_ANSWERS, WORLD_RECORD):
         (out / stale).unlink(missing_ok=True)
     paths = {
-        WIKI_FILE: _write_lines(out / WIKI_FILE, list(world.wiki_lines)),
-        TRAIN_FILE: _write_lines(out / TRAIN_FILE, qa("train")),
-        DEV_FILE: _write_lines(out / DEV_FILE, qa("dev")),
-        TEST_INPUTS_FILE: _write_lines(out / TEST_INPUTS_FILE, [p.question for p in world.split("test")]),
+        WIKI: _write_lines(out / WIKI, list(world.wiki_lines)),
+        TRAIN: _write_lines(out / TRAIN, qa("train")),
+        DEV: _write_lines(out / DEV, qa("dev")),
+        TEST_INPUTS: _write_lines(out / TEST_INPUTS, [p.question for p in world.split("test")]),
     }
     if answers is not None:
-        paths[TEST_FILE] = _write_private(answers, qa("test"))
+        paths[TEST_ANSWERS] = _write_private(answers, qa("test"))
         summary = json.dumps(_summary(world), indent=2, sort_keys=True)
-        paths[WORLD_JSON] = _write_private(answers.parent / WORLD_JSON, summary.splitlines())
+        paths[WORLD_RECORD] = _write_private(answers.parent / WORLD_RECORD, summary.splitlines())
     return paths

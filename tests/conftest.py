@@ -15,12 +15,11 @@ import torch  # noqa: E402
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
 
+from course_lib.layout import ORIGINAL_DATA_DIR as ORIGINAL_DATA  # noqa: E402
+from course_lib.layout import REPO  # noqa: E402,F401 (tests import it from here)
+from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS  # noqa: E402
+from course_lib.layout import TEST_ANSWERS, WIKI  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
-from course_lib.runs import ORIGINAL_DATA_DIR  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[1]
-SOLUTIONS = REPO / "solutions" / "a5"
-ORIGINAL_DATA = Path(os.environ.get("COURSE_ORIGINAL_DATA", ORIGINAL_DATA_DIR))
 
 
 @pytest.fixture(scope="session")
@@ -41,21 +40,17 @@ def _world_files(tmp_path_factory) -> dict[str, Path]:
     """The default world: the student files in one folder, its test answers in a separate grader-only one."""
     from course_lib.world import write_world
 
-    answers = tmp_path_factory.mktemp("grader_only") / "birth_test.tsv"
+    answers = tmp_path_factory.mktemp("grader_only") / TEST_ANSWERS
     return write_world(tmp_path_factory.mktemp("world"), seed=0, answers_path=answers)
 
 
 @pytest.fixture(scope="session")
 def world_dir(_world_files) -> Path:
     """The student data folder of the default world (no test answers in it)."""
-    from course_lib.world import WIKI_FILE
-
-    return _world_files[WIKI_FILE].parent
+    return _world_files[WIKI].parent
 
 
 @pytest.fixture(scope="session")
 def world_answers(_world_files) -> Path:
     """The grader-only test answers (birth_test.tsv) of the world in ``world_dir``."""
-    from course_lib.world import TEST_FILE
-
-    return _world_files[TEST_FILE]
+    return _world_files[TEST_ANSWERS]

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import REPO, SOLUTIONS
 
 RELEASE = REPO / "notebooks" / "a5"

@@ -69,7 +69,7 @@ def test_solution_notebook_executes_top_to_bottom(series, name):
 
 
 def test_training_cells_wrote_the_seed_files(series):
-    """Did the training cells of the series write the seed's params and predictions files?"""
+    """Did the training cells of the series write the original's params and predictions files?"""
     out = series / "outputs"
     for name in ("vanilla.model.params", "vanilla.nopretrain.dev.predictions", "vanilla.pretrain.test.predictions",
                  "synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions"):

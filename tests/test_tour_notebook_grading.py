@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import SOLUTIONS
 from nbclient import NotebookClient
 
-REPO = Path(__file__).resolve().parents[1]
-TOUR = REPO / "solutions" / "a5" / "01_setup_and_tour.ipynb"
+TOUR = SOLUTIONS / "01_setup_and_tour.ipynb"
 SKIP_LINES = {"(training skipped while grading)", "(sampling skipped while grading: the model was not trained)"}
 
 pytestmark = pytest.mark.timeout(180)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import REPO, SOLUTIONS
 from jupyter_client import KernelManager
 from traitlets.config import Config
 
@@ -15,7 +16,6 @@ from autograder import kernel as grading_kernel
 from autograder.confinement import status
 from autograder.nbgrader_setup import KERNEL_NAME, configure_grading
 
-REPO = Path(__file__).resolve().parents[2]
 MEMORY_MB = 1500
 confined = pytest.mark.skipif(status() is not None, reason=f"no confinement here: {status()}")
 pytestmark = pytest.mark.timeout(300)
@@ -110,7 +110,7 @@ def test_kernel_runs_as_nobody_in_its_working_folder(kc, workdir):
 
 
 @confined
-@pytest.mark.parametrize("path", [REPO / "solutions" / "a5" / "05_synthesizer.ipynb", REPO / ".git" / "HEAD",
+@pytest.mark.parametrize("path", [SOLUTIONS / "05_synthesizer.ipynb", REPO / ".git" / "HEAD",
                                   REPO / "autograder" / "grade.py", REPO / "nbgrader_config.py"])
 def test_files_outside_the_allowlist_are_not_there(kc, path):
     """Is a course file outside the allowlist (solutions, .git, the grader) absent for notebook code?"""

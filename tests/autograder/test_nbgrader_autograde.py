@@ -22,7 +22,8 @@ from autograder.nbgrader_report import explain
 # a slower or busier CI machine needs room (each submission has its own cell timeout inside)
 pytestmark = pytest.mark.timeout(900)
 
-REPO = Path(__file__).resolve().parents[2]
+from conftest import SOLUTIONS
+
 NB02, NB03 = "02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb"
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 CELL_TIMEOUT = 15  # seconds: the hanging submission waits this long once
@@ -57,7 +58,7 @@ def _cell(nb, grade_id):
 
 def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
     """student -> {notebook name: notebook, or raw text for a corrupt file}"""
-    solutions = {n: nbformat.read(REPO / "solutions" / "a5" / n, as_version=4) for n in (NB02, NB03)}
+    solutions = {n: nbformat.read(SOLUTIONS / n, as_version=4) for n in (NB02, NB03)}
 
     def release(name):
         return nbformat.read(course / "release" / "a5" / name, as_version=4)
@@ -127,7 +128,7 @@ def course(tmp_path_factory, world_dir, world_answers):
     course = tmp_path_factory.mktemp("nbgrader") / "course"
     (course / "source" / "a5").mkdir(parents=True)
     for name in (NB02, NB03):
-        shutil.copy(REPO / "solutions" / "a5" / name, course / "source" / "a5" / name)
+        shutil.copy(SOLUTIONS / name, course / "source" / "a5" / name)
     grader_only = course / "grader_only"  # the test-set answers live only here, private to the grader
     grader_only.mkdir(mode=0o700)
     answers = shutil.copy(world_answers, grader_only / "birth_test.tsv")

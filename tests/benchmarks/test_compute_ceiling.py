@@ -4,15 +4,14 @@ from __future__ import annotations
 import importlib.util
 import random
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 from torch.utils.flop_counter import FlopCounterMode
 
 from course_lib.data_files import read_text
 from course_lib.presets import get_preset, with_overrides
 
-REPO = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("compute_ceiling", REPO / "benchmarks" / "compute_ceiling.py")
 compute_ceiling = importlib.util.module_from_spec(spec)
 sys.modules["compute_ceiling"] = compute_ceiling  # its dataclass looks its module up there

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("plot_time_to_bar", REPO / "benchmarks" / "plot_time_to_bar.py")
 plot_time_to_bar = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(plot_time_to_bar)

@@ -5,7 +5,7 @@ from course_lib.model import GPT, GPTConfig
 
 
 def test_parameter_count_matches_spec():
-    """Does the seed config with a 256-symbol vocabulary have 3,323,392 parameters?"""
+    """Does the original config with a 256-symbol vocabulary have 3,323,392 parameters?"""
     assert GPT(GPTConfig(256, 128, n_layer=4, n_head=8, n_embd=256)).num_parameters() == 3_323_392
 
 

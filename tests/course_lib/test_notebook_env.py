@@ -52,13 +52,13 @@ def test_corrupt_saved_output_is_skipped_not_fatal(grading_env, tmp_path, capsys
 
 def test_ensure_data_writes_no_answers(monkeypatch, tmp_path):
     """Does ensure_data write the practice world into the data folder without a test answers file?"""
-    from course_lib.world import DEV_FILE, TEST_INPUTS_FILE, TRAIN_FILE, WIKI_FILE
+    from course_lib.layout import DEV, TEST_INPUTS, TRAIN, WIKI
 
     monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
     monkeypatch.setattr(notebook_env, "DATA_DIR", tmp_path / "data")
     assert notebook_env.ensure_data() == tmp_path / "data"
     assert sorted(f.name for f in (tmp_path / "data").iterdir()) == sorted(
-        [WIKI_FILE, TRAIN_FILE, DEV_FILE, TEST_INPUTS_FILE])
+        [WIKI, TRAIN, DEV, TEST_INPUTS])
 
 
 @pytest.fixture

@@ -45,13 +45,13 @@ def test_gpu_fast_changes_only_how_steps_are_computed():
         assert set(stage) == {"fused_adamw", "autocast_bf16", "trim_padding"}
 
 
-def test_cpu_seed_keeps_the_handout_and_switches_cpu_paths():
-    """Does cpu-seed keep the SPEC's model and hyperparameters, switching on only the CPU fast paths?"""
-    seed = get_preset("cpu-seed")
-    assert seed.model == {"fast_dropout": True} and seed.block_size == 128
-    config = model_config(seed, 256)
+def test_cpu_handout_keeps_the_handout_and_switches_cpu_paths():
+    """Does cpu-handout keep the SPEC's model and hyperparameters, switching on only the CPU fast paths?"""
+    handout = get_preset("cpu-handout")
+    assert handout.model == {"fast_dropout": True} and handout.block_size == 128
+    config = model_config(handout, 256)
     assert (config.n_layer, config.n_head, config.n_embd, config.attn_pdrop) == (4, 8, 256, 0.1)
-    for stage in (seed.pretrain, seed.finetune_with_pretrain, seed.finetune_without_pretrain):
+    for stage in (handout.pretrain, handout.finetune_with_pretrain, handout.finetune_without_pretrain):
         assert set(stage) == {"trim_padding", "keep_freed_memory", "num_workers"}
 
 

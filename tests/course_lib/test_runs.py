@@ -11,7 +11,7 @@ from conftest import SOLUTIONS
 
 
 def test_run_names_and_files_match_the_seed():
-    """Are all eleven runs of run.sh named, writing the seed's file names?"""
+    """Are all eleven runs of run.sh named, writing the original's file names?"""
     assert len(RUNS) == 11
     assert RUNS["vanilla_finetune_without_pretrain"].writes == "vanilla.model.params"
     assert RUNS["vanilla_eval_test_with_pretrain"].outputs == "vanilla.pretrain.test.predictions"

@@ -23,7 +23,7 @@ def test_lr_schedule_values():
 
 
 def test_seed_weight_decay_rule():
-    """Does the seed's rule decay every parameter without 'bias' in its name (LayerNorm weights too)?"""
+    """Does the original's rule decay every parameter without 'bias' in its name (LayerNorm weights too)?"""
     model = GPT(GPTConfig(10, 8, n_layer=1, n_head=2, n_embd=8))
     decay, no_decay = optimizer_groups(model, TrainerConfig())
     names = {id(p): n for n, p in model.named_parameters()}

@@ -12,24 +12,18 @@ from pathlib import Path
 import pytest
 
 from course_lib.data_files import read_birth_places, read_text
+from course_lib.layout import DEV, REPO, TEST_ANSWERS, TEST_INPUTS, TRAIN, WIKI, WORLD_RECORD
+from course_lib.layout import STUDENT_DATA_FILES as STUDENT_FILES
 from course_lib.world import (
     BIO_CHARSET,
-    DEV_FILE,
     MAX_BIO_CHARS,
-    TEST_FILE,
-    TEST_INPUTS_FILE,
-    TRAIN_FILE,
-    WIKI_FILE,
-    WORLD_JSON,
     WorldConfig,
     generate_world,
     parse_seed,
     write_world,
 )
 
-REPO = Path(__file__).resolve().parents[2]
-STUDENT_FILES = (WIKI_FILE, TRAIN_FILE, DEV_FILE, TEST_INPUTS_FILE)
-FILES = STUDENT_FILES + (TEST_FILE, WORLD_JSON)  # the last two only with answers_path, outside the student folder
+FILES = STUDENT_FILES + (TEST_ANSWERS, WORLD_RECORD)  # the last two only with answers_path, outside the student folder
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +33,7 @@ def world():
 
 def _write(root: Path, seed, config: WorldConfig = WorldConfig()) -> dict[str, Path]:
     """The student files in root/students, the answers in root/grader_only."""
-    return write_world(root / "students", seed, config, answers_path=root / "grader_only" / TEST_FILE)
+    return write_world(root / "students", seed, config, answers_path=root / "grader_only" / TEST_ANSWERS)
 
 
 @pytest.fixture(scope="module")
@@ -68,26 +62,26 @@ def test_different_seeds_differ(tmp_path):
     """Do different seeds give different worlds?"""
     a = _write(tmp_path / "a", seed=1)
     b = _write(tmp_path / "b", seed=2)
-    for name in (WIKI_FILE, TRAIN_FILE, DEV_FILE, TEST_FILE):
+    for name in (WIKI, TRAIN, DEV, TEST_ANSWERS):
         assert a[name].read_bytes() != b[name].read_bytes(), name
 
 
 def test_files_parse_and_counts_match(files):
     """Do the files parse with the course reader, with as many lines as the config asks?"""
     cfg = WorldConfig()
-    train = read_birth_places(files[TRAIN_FILE], require_answers=True)
-    dev = read_birth_places(files[DEV_FILE], require_answers=True)
-    test = read_birth_places(files[TEST_FILE], require_answers=True)
-    inputs = read_birth_places(files[TEST_INPUTS_FILE])
+    train = read_birth_places(files[TRAIN], require_answers=True)
+    dev = read_birth_places(files[DEV], require_answers=True)
+    test = read_birth_places(files[TEST_ANSWERS], require_answers=True)
+    inputs = read_birth_places(files[TEST_INPUTS])
     assert (len(train), len(dev), len(test), len(inputs)) == (cfg.n_train, cfg.n_dev, cfg.n_test, cfg.n_test)
     assert all(ex.place is None for ex in inputs)
     assert [ex.question for ex in inputs] == [ex.question for ex in test]
-    wiki = read_text(files[WIKI_FILE])
+    wiki = read_text(files[WIKI])
     assert wiki.endswith("\n") and "\r" not in wiki
     assert len(wiki.split("\n")[:-1]) == cfg.n_train + cfg.n_dev + cfg.n_test
     for name in FILES:
         assert files[name].read_bytes().endswith(b"\n"), name
-    summary = json.loads(read_text(files[WORLD_JSON]))
+    summary = json.loads(read_text(files[WORLD_RECORD]))
     assert summary["seed"] == 0 and summary["config"]["n_train"] == cfg.n_train
     assert summary["counts"]["wiki_lines"] == cfg.n_train + cfg.n_dev + cfg.n_test
 
@@ -98,11 +92,11 @@ def test_splits_disjoint_and_wiki_only_people(tmp_path):
     paths = _write(tmp_path, seed=3, config=cfg)
     names = [
         {ex.name for ex in read_birth_places(paths[f], require_answers=True)}
-        for f in (TRAIN_FILE, DEV_FILE, TEST_FILE)
+        for f in (TRAIN, DEV, TEST_ANSWERS)
     ]
     assert [len(n) for n in names] == [40, 15, 10]
     assert not (names[0] & names[1] or names[0] & names[2] or names[1] & names[2])
-    wiki = read_text(paths[WIKI_FILE]).split("\n")[:-1]
+    wiki = read_text(paths[WIKI]).split("\n")[:-1]
     assert len(wiki) == 70
     asked = set().union(*names)
     assert sum(1 for line in wiki if line.split(".")[0] not in asked) == 5
@@ -110,12 +104,12 @@ def test_splits_disjoint_and_wiki_only_people(tmp_path):
 
 def test_each_name_has_one_biography_with_its_place(files):
     """Does every asked-about name have exactly one biography, naming its birth place?"""
-    wiki = read_text(files[WIKI_FILE]).split("\n")[:-1]
+    wiki = read_text(files[WIKI]).split("\n")[:-1]
     lines_with_word: dict[str, list[str]] = {}  # surname -> lines holding it, to keep this fast
     for line in wiki:
         for word in _words(line):
             lines_with_word.setdefault(word, []).append(line)
-    for f in (TRAIN_FILE, DEV_FILE, TEST_FILE):
+    for f in (TRAIN, DEV, TEST_ANSWERS):
         for ex in read_birth_places(files[f], require_answers=True):
             surname = ex.name.split()[-1]
             hits = [line for line in lines_with_word.get(surname, []) if _has_word(line, ex.name)]
@@ -216,8 +210,8 @@ def test_two_places_still_works():
 def test_questions_use_only_characters_of_the_wiki(tmp_path):
     """Can every question and place be encoded with the vocabulary of the world's wiki.txt?"""
     paths = _write(tmp_path, 0)
-    wiki_chars = set(paths[WIKI_FILE].read_text(encoding="utf-8"))
-    for name in (TRAIN_FILE, DEV_FILE, TEST_FILE):
+    wiki_chars = set(paths[WIKI].read_text(encoding="utf-8"))
+    for name in (TRAIN, DEV, TEST_ANSWERS):
         text = paths[name].read_text(encoding="utf-8").replace("\t", "").replace("\n", "")
         assert set(text) <= wiki_chars, set(text) - wiki_chars
 
@@ -248,12 +242,12 @@ def test_student_folder_holds_no_answers(tmp_path):
 
 def test_answers_go_to_answers_path_only(tmp_path):
     """With answers_path, do the answers go there alone, one per test question, in the same order?"""
-    answers = tmp_path / "grader_only" / TEST_FILE
+    answers = tmp_path / "grader_only" / TEST_ANSWERS
     paths = write_world(tmp_path / "students", 0, answers_path=answers)
-    assert paths[TEST_FILE] == answers and paths[WORLD_JSON] == answers.parent / WORLD_JSON
+    assert paths[TEST_ANSWERS] == answers and paths[WORLD_RECORD] == answers.parent / WORLD_RECORD
     assert sorted(f.name for f in (tmp_path / "students").iterdir()) == sorted(STUDENT_FILES)
     gold = read_birth_places(answers, require_answers=True)
-    inputs = read_birth_places(paths[TEST_INPUTS_FILE])
+    inputs = read_birth_places(paths[TEST_INPUTS])
     assert [ex.question for ex in gold] == [ex.question for ex in inputs] and len(gold) == WorldConfig().n_test
     assert answers.read_text(encoding="utf-8").splitlines() == _answer_lines(0)
     if os.name == "posix":  # a private folder and file, as the grader keeps them
@@ -263,16 +257,16 @@ def test_answers_go_to_answers_path_only(tmp_path):
 def test_answers_path_inside_the_student_folder_is_refused(tmp_path):
     """Is an answers_path inside the student folder refused before anything is written?"""
     with pytest.raises(ValueError, match="inside the student folder"):
-        write_world(tmp_path / "students", 0, answers_path=tmp_path / "students" / "private" / TEST_FILE)
+        write_world(tmp_path / "students", 0, answers_path=tmp_path / "students" / "private" / TEST_ANSWERS)
     assert not (tmp_path / "students").exists()
 
 
 def test_stale_answers_are_removed_from_the_student_folder(tmp_path):
     """Does writing a world into a folder an older version filled remove its answers file and world.json?"""
-    for name in (TEST_FILE, WORLD_JSON):
+    for name in (TEST_ANSWERS, WORLD_RECORD):
         (tmp_path / name).write_text("old\n")
     write_world(tmp_path, 0)
-    assert not (tmp_path / TEST_FILE).exists() and not (tmp_path / WORLD_JSON).exists()
+    assert not (tmp_path / TEST_ANSWERS).exists() and not (tmp_path / WORLD_RECORD).exists()
 
 
 @pytest.mark.parametrize("text, seed", [("0", 0), ("12345678901234567890", 12345678901234567890),
@@ -299,7 +293,7 @@ def _cli_world(out: Path, *args: str) -> str:
 
 def test_cli_string_seed_writes_answers_apart(tmp_path):
     """Does `world --seed s3cret --answers-out A` repeat its files exactly, differ from seed 0, and keep answers in A?"""
-    outputs = [_cli_world(tmp_path / d, "--seed", "s3cret", "--answers-out", str(tmp_path / f"{d}-grader" / TEST_FILE))
+    outputs = [_cli_world(tmp_path / d, "--seed", "s3cret", "--answers-out", str(tmp_path / f"{d}-grader" / TEST_ANSWERS))
                for d in ("a", "b")]
     practice = _cli_world(tmp_path / "practice")  # the default seed, 0
     assert "no test answers written" in practice and "no test answers" not in outputs[0]
@@ -307,8 +301,8 @@ def test_cli_string_seed_writes_answers_apart(tmp_path):
     for name in STUDENT_FILES:
         a, b = (tmp_path / "a" / name).read_bytes(), (tmp_path / "b" / name).read_bytes()
         assert a == b != (tmp_path / "practice" / name).read_bytes(), name
-    for name in (TEST_FILE, WORLD_JSON):
+    for name in (TEST_ANSWERS, WORLD_RECORD):
         assert (tmp_path / "a-grader" / name).read_bytes() == (tmp_path / "b-grader" / name).read_bytes(), name
     assert sorted(f.name for f in (tmp_path / "a").iterdir()) == sorted(STUDENT_FILES)
-    assert (tmp_path / "a-grader" / TEST_FILE).read_text(encoding="utf-8").splitlines() == _answer_lines("s3cret")
-    assert json.loads((tmp_path / "a-grader" / WORLD_JSON).read_text(encoding="utf-8"))["seed"] == "s3cret"
+    assert (tmp_path / "a-grader" / TEST_ANSWERS).read_text(encoding="utf-8").splitlines() == _answer_lines("s3cret")
+    assert json.loads((tmp_path / "a-grader" / WORLD_RECORD).read_text(encoding="utf-8"))["seed"] == "s3cret"
