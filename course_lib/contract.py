@@ -23,7 +23,7 @@ class Part:
 
     name: str  # the name the notebook defines
     notebook: str  # the release notebook where the student writes it (without .ipynb)
-    kind: str  # "function" or "class"
+    kind: str  # "function", "class" or "value" (a written part's numeric twin: an array or a number)
 
 
 PARTS: dict[str, Part] = {p.name: p for p in (
@@ -34,6 +34,11 @@ PARTS: dict[str, Part] = {p.name: p for p in (
     Part("pretrain", "04_pretrain_then_finetune", "function"),
     Part("SynthesizerAttention", "05_synthesizer", "class"),
     Part("initialize_synthesizer_model", "05_synthesizer", "function"),
+    *(Part(name, "07_attention_exploration", "value")
+      for name in ("q_copy", "M", "q_avg", "q_single", "q_1", "q_2", "c2_plain", "K", "Q", "V")),
+    Part("P", "08_position_embeddings", "value"),
+    Part("permuted_output", "08_position_embeddings", "function"),
+    Part("position_embeddings", "08_position_embeddings", "function"),
 )}
 VARIANT_INIT = {"vanilla": "initialize_vanilla_model", "synthesizer": "initialize_synthesizer_model"}
 
