@@ -16,7 +16,7 @@ class Preset:
     """How big the model is and how long each stage trains."""
 
     name: str  # what the command line calls it
-    description: str  # one line for --help and the README
+    description: str  # one line for `course_lib presets` and --help
     block_size: int = 128  # model and dataset block size
     model: dict[str, Any] = field(default_factory=dict)  # GPTConfig overrides (n_layer, n_embd, dropout, ...)
     pretrain: dict[str, Any] = field(default_factory=dict)  # TrainerConfig overrides for span-corruption pretraining
@@ -29,7 +29,7 @@ class Preset:
 # dropout, small shuffled batches trimmed to their longest example, and a
 # schedule whose cosine ends with the run ("auto") instead of at the GPU run's
 # final_tokens. Small batches at a modest rate memorise the world's facts in
-# far fewer epochs than large ones (see the performance notes in the README).
+# far fewer epochs than large ones (benchmarks/FINDINGS.md, "The synthetic world").
 _CPU_MODEL = dict(n_layer=2, n_head=4, n_embd=128, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
 _CPU_COMMON = dict(num_workers=0, shuffle=True, trim_padding=True, final_tokens="auto", batch_size=16)
 
