@@ -5,18 +5,22 @@ import argparse
 import sys
 from pathlib import Path
 
+from course_lib import layout
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     grade = sub.add_parser("grade", help="grade a submitted/ folder")
     grade.add_argument("submitted", help="nbgrader's submitted/ folder: <student>/<assignment>/...")
     grade.add_argument("--out", required=True, help="where grades.csv, reasons.json (and Gradescope files) go")
-    grade.add_argument("--assignment", default="a5")
-    grade.add_argument("--data-dir", default="data/world", help="wiki.txt and birth_dev.tsv the students used")
+    grade.add_argument("--assignment", default=layout.ASSIGNMENT)
+    grade.add_argument("--data-dir", default=str(layout.DEFAULT_DATA_DIR),
+                       help=f"{layout.WIKI} and {layout.DEV} the students used")
     grade.add_argument("--answers", required=True,
-                       help="the grader-only test answers (birth_test.tsv), kept where students cannot read them")
+                       help=f"the grader-only test answers ({layout.TEST_ANSWERS}), kept where students cannot read them")
     grade.add_argument("--dataset", default="synthetic", choices=["synthetic", "original"], help="which bars apply")
-    grade.add_argument("--preset", default="cpu", help="preset the students trained with (model shape and bars)")
+    grade.add_argument("--preset", default=layout.DEFAULT_PRESET, help="preset the students trained with (model shape and bars)")
     grade.add_argument("--timeout", type=float, default=300, help="seconds per confined job")
     grade.add_argument("--memory-mb", type=int, default=4096, help="memory limit per confined job")
     grade.add_argument("--gradescope", action="store_true", help="also write gradescope/<student>/results.json")
@@ -28,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
                             "and memory limits: it can read what the grader can); without it the grader refuses")
     report = sub.add_parser("report", help="why each student lost points in an nbgrader autograde")
     report.add_argument("course", help="the nbgrader course folder (gradebook.db, submitted/, autograded/)")
-    report.add_argument("--assignment", default="a5")
+    report.add_argument("--assignment", default=layout.ASSIGNMENT)
     report.add_argument("--db", default=None, help="gradebook URL (default: sqlite:///COURSE/gradebook.db)")
     report.add_argument("--out", default=None, help="write nbgrader_reasons.csv here")
     bundle = sub.add_parser("bundle", help="the student copy: release notebooks and course_lib, zipped")
@@ -49,8 +53,8 @@ def _grade(args) -> int:
     from .grade import grade_folder, settings_for, summary_table
 
     submitted, data_dir, answers = Path(args.submitted), Path(args.data_dir), Path(args.answers)
-    for path, what in ((submitted, "the submitted/ folder"), (data_dir / "wiki.txt", "the data folder's wiki.txt"),
-                       (data_dir / "birth_dev.tsv", "the data folder's birth_dev.tsv"), (answers, "the answers file")):
+    for path, what in ((submitted, "the submitted/ folder"), (data_dir / layout.WIKI, f"the data folder's {layout.WIKI}"),
+                       (data_dir / layout.DEV, f"the data folder's {layout.DEV}"), (answers, "the answers file")):
         if not path.exists():
             print(f"error: {path} not found ({what})", file=sys.stderr)
             return 2

@@ -26,6 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_lib import layout
 from course_lib.data_files import DataFormatError, read_birth_places, read_predictions
 from course_lib.evaluation import accuracy
 from course_lib.presets import get_preset
@@ -152,10 +153,10 @@ def _decode(folder: Path, settings: Settings, questions: dict[str, list[str]], l
     if not present:
         return None
     preset = get_preset(settings.preset)
-    files = {"wiki.txt": settings.data_dir / "wiki.txt",
+    files = {layout.WIKI: settings.data_dir / layout.WIKI,
              "synthesizer_reference.ipynb": SOLUTIONS / "05_synthesizer.ipynb"}
     files.update({f"{p.name}.params": folder / "outputs" / p.params for p in present})
-    request = {"wiki": "wiki.txt", "block_size": preset.block_size, "model": dict(preset.model),
+    request = {"wiki": layout.WIKI, "block_size": preset.block_size, "model": dict(preset.model),
                "synthesizer_reference": "synthesizer_reference.ipynb", "batch_size": preset.eval_batch_size,
                "parts": [{"name": p.name, "params": f"{p.name}.params", "attention": p.attention,
                           "questions": questions} for p in present]}
@@ -264,7 +265,7 @@ def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings
     """Collect, grade every student, and write grades.csv, reasons.json, flags.csv and the instructor's log."""
     from tqdm.auto import tqdm
 
-    gold = {"dev": read_birth_places(settings.data_dir / "birth_dev.tsv", require_answers=True),
+    gold = {"dev": read_birth_places(settings.data_dir / layout.DEV, require_answers=True),
             "test": read_birth_places(settings.answers, require_answers=True)}
     out.mkdir(parents=True, exist_ok=True)
     results = []
