@@ -34,8 +34,9 @@ def sample_span_corruption(dataset_class, block_size: int = 50, samples: int = 2
                            corpus: str = TOY_CORPUS) -> dict:
     """What ``dataset_class`` produces on ``corpus``: raw token ids, judged by ``span_problems``.
 
-    The grader runs this half beside the student's code and judges the result
-    in a process of its own, so a submission cannot vouch for itself.
+    Sampling and judging are separate halves so that the rules (``span_sample_problems``)
+    are written once: the public check here, the hidden test cell and the grader's
+    judge (``autograder.judges``, on raw outputs from its own confined job) all use them.
     """
     random.seed(seed)
     torch.manual_seed(seed)
