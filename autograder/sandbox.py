@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import confinement
-from .confinement import Cgroup, Limits, Mounts
+from .confinement import COURSE_LIB, Cgroup, Limits, Mounts
 from .inside import wire
 
 INSIDE = Path(__file__).resolve().parent / "inside"
 ANSWER_CAP = 32 * 2 ** 20  # bytes of answer read back (the largest right answer is ~6 MB); more is a reason
 LOG_CAP = 256 * 1024  # bytes of the job's prints kept for the instructor
-ENTRY = "import sys; sys.path.insert(0, {root!r}); from inside.job import main; main()"
+# the course_lib the grader imported comes first (the venv may have been installed from another checkout)
+ENTRY = ("import sys; sys.path[:0] = [{root!r}, {course!r}]; from inside.job import main; main()")
 
 
 class UnconfinedError(RuntimeError):
@@ -90,14 +91,14 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         read_answer, write_answer = os.pipe()
         if confined:
             mounts = Mounts(read_only={str(folder): "/job", str(INSIDE): "/grader/inside"})
-            command = [sys.executable, "-I", "-c", ENTRY.format(root="/grader"), job, "/job/request.json",
+            command = [sys.executable, "-I", "-c", ENTRY.format(root="/grader", course=str(COURSE_LIB.parent)), job, "/job/request.json",
                        str(write_answer)]
             argv = confinement.bwrap_argv(command, mounts, limits, chdir="/job")
             cwd, env = tmp, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             scratch = Path(tmp) / "scratch"
             scratch.mkdir()
-            argv = [sys.executable, "-I", "-c", ENTRY.format(root=str(INSIDE.parent)), job,
+            argv = [sys.executable, "-I", "-c", ENTRY.format(root=str(INSIDE.parent), course=str(COURSE_LIB.parent)), job,
                     str(folder / "request.json"), str(write_answer)]
             cwd = str(folder)
             env = {"PATH": os.environ.get("PATH", ""), "HOME": str(scratch), "TMPDIR": str(scratch),
