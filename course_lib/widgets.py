@@ -37,19 +37,26 @@ def head_comparison(means: torch.Tensor, a: int, b: int, single: torch.Tensor, h
     return torch.stack(one), torch.stack(many)
 
 
-def plot_head_comparison(means, a, b, single, heads, stretch: float, scale: float = 1.0, samples: int = 300):
+def head_comparison_figure(means, a, b, single, heads, stretch: float, scale: float = 1.0, samples: int = 300):
+    """The explorer's two scatter plots (one head, two heads) of c's weights on v_a and v_b."""
     one, many = head_comparison(means, a, b, single, heads, stretch, scale, samples)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
     for ax, (name, c) in zip(axes, [("your one head (q_single)", one), ("your two heads (q_1, q_2)", many)]):
-        ax.scatter(c[:, 0], c[:, 1], s=8, alpha=0.5)
-        ax.plot([0.5], [0.5], "r+", markersize=14, label="(v_a + v_b) / 2")
+        # dots against a large plus: the target reads by shape, not only by its red
+        ax.scatter(c[:, 0], c[:, 1], s=8, alpha=0.5, label="c, one key sample each")
+        ax.plot([0.5], [0.5], "r+", markersize=14, markeredgewidth=2, label="(v_a + v_b) / 2")
         ax.set_xlim(-0.05, 1.05)
         ax.set_ylim(-0.05, 1.05)
         ax.set_xlabel("weight of v_a in c")
+        ax.set_ylabel("weight of v_b in c")  # on both: each plot reads on its own
         ax.set_title(f"{name}: spread {float(c[:, 0].std()):.3f}", fontsize=10)
-        ax.legend(loc="upper right")
-    axes[0].set_ylabel("weight of v_b in c")
+        ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
+    return fig
+
+
+def plot_head_comparison(means, a, b, single, heads, stretch: float, scale: float = 1.0, samples: int = 300):
+    head_comparison_figure(means, a, b, single, heads, stretch, scale, samples)
     plt.show()
 
 

@@ -48,6 +48,38 @@ def test_explorer_returns_none_with_readable_sliders(monkeypatch, not_grading):
     assert widgets.head_explorer(MEANS, 0, 1, q.float(), q.long(), q) is None  # other dtypes are fine
 
 
+def test_explorer_plots_have_titles_and_labelled_axes():
+    """Does each of the explorer's two plots carry a title, both axis labels and a legend for its markers?"""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    q = 20.0 * MEANS[0]
+    fig = widgets.head_comparison_figure(MEANS, 0, 1, q, [q, q], stretch=0.5, samples=5)
+    try:
+        assert len(fig.axes) == 2
+        for ax in fig.axes:
+            assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+            assert len(ax.get_legend().get_texts()) == 2  # the samples and the target: told apart by shape too
+    finally:
+        plt.close(fig)
+
+
+def test_slider_labels_are_whole_and_not_squeezed(monkeypatch, not_grading):
+    """Are the slider labels full phrases, given their own width ('initial'), never a fixed width that cuts them?"""
+    ipywidgets = pytest.importorskip("ipywidgets")
+    seen = {}
+    monkeypatch.setattr(ipywidgets, "interact", lambda fn, **sliders: seen.update(sliders))
+    q = 10.0 * MEANS[0]
+    widgets.head_explorer(MEANS, 0, 1, q, q, q)
+    assert seen["stretch"].description == "stretch of k_a (variance)"
+    assert seen["scale"].description == "factor on your queries"
+    for slider in seen.values():
+        assert slider.style.description_width == "initial"  # the label is as wide as its text
+        assert slider.readout  # the value is shown as a number, not only as a handle's position
+
+
 def test_explorer_explains_missing_or_malformed_queries(capsys, not_grading):
     """Does a wrong or missing query give a sentence, not a traceback?"""
     assert widgets.head_explorer(MEANS, 0, 1, [1.0] * 8, MEANS[0], MEANS[1]) is None
