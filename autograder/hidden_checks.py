@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from course_lib.check_failed import CheckFailed
 from course_lib.checks import (
     TOY_CORPUS,
     finetune_problems,
@@ -36,7 +37,7 @@ FINETUNE_MODEL = dict(n_layer=1, n_head=2, n_embd=16)  # the toy model finetune_
 @functools.lru_cache(maxsize=1)
 def reference():
     if not SOLUTIONS.is_dir():  # inside the confined grading kernel: the reference is out of sight by design
-        raise AssertionError("this check compares with the reference solution, which only the course's grader "
+        raise CheckFailed("this check compares with the reference solution, which only the course's grader "
                              "can see: its score comes from `python -m autograder grade`")
     return load_notebooks(notebook_paths(SOLUTIONS), module_name="hidden_reference")
 
@@ -67,7 +68,8 @@ def span_hidden_problems(plan: list[dict], reports: list[dict]) -> list[str]:
 def check_span_corruption_hidden(dataset_class, samples: int = 600) -> None:
     plan = span_plan(samples)
     problems = span_hidden_problems(plan, span_reports(dataset_class, plan))
-    assert not problems, problems[0]
+    if problems:
+        raise CheckFailed(problems[0])
 
 
 # --- synthesizer attention ---------------------------------------------------------------------
@@ -172,7 +174,8 @@ def synthesizer_problems(cases: list[dict], report: dict, against_reference: boo
 def check_synthesizer_hidden(attention_class) -> None:
     cases = synthesizer_cases()
     problems = synthesizer_problems(cases, synthesizer_outputs(attention_class, cases))
-    assert not problems, problems[0]
+    if problems:
+        raise CheckFailed(problems[0])
 
 
 # --- finetuning after pretraining --------------------------------------------------------------
@@ -230,4 +233,5 @@ def check_finetune_after_pretraining(initialize_vanilla_model, finetune, train) 
         report = finetune_after_pretraining_report(initialize_vanilla_model, finetune, train,
                                                    str(Path(tmp) / "pre.params"), tmp)
     problems = finetune_after_pretraining_problems(report, expected)
-    assert not problems, problems[0]
+    if problems:
+        raise CheckFailed(problems[0])

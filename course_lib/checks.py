@@ -1,6 +1,7 @@
 """Public checks students run from their notebooks.
 
-Each check raises AssertionError with a hint that says what is wrong without
+Each check raises CheckFailed (an AssertionError a notebook shows without a traceback)
+with a hint that says what is wrong without
 giving the answer away. The grader's hidden checks are stronger and live
 outside this package.
 """
@@ -13,6 +14,7 @@ import statistics
 import torch
 
 from .attention import SynthesizerAttentionBase
+from .check_failed import CheckFailed, require
 from .datasets import CharCorruptionDatasetBase, NameDataset
 from .model import GPT, GPTConfig
 from .trainer import Trainer, TrainerConfig
@@ -143,7 +145,7 @@ def span_corruption_problems(dataset_class, block_size: int = 50, samples: int =
 
 def check_span_corruption_basic(dataset_class) -> None:
     problems = span_corruption_problems(dataset_class, block_size=50, samples=100)
-    assert not problems, "span corruption: " + "; ".join(problems)
+    require(not problems, "span corruption: " + "; ".join(problems))
     print("span corruption: all public checks passed")
 
 
@@ -155,26 +157,29 @@ def check_synthesizer_shapes(attention_class) -> None:
     """Output shape, causality, and agreement across batch rows."""
     torch.manual_seed(0)
     layer = attention_class(synthesizer_config())
-    assert isinstance(layer, SynthesizerAttentionBase), "SynthesizerAttention must subclass SynthesizerAttentionBase"
+    require(isinstance(layer, SynthesizerAttentionBase),
+            "SynthesizerAttention must subclass SynthesizerAttentionBase")
     layer.eval()
     x = torch.randn(11, 7, 6)
     try:
         with torch.no_grad():
             y = layer(x)
     except NotImplementedError:
-        raise AssertionError("SynthesizerAttention.forward is not written yet: write it in notebook 05's "
+        raise CheckFailed("SynthesizerAttention.forward is not written yet: write it in notebook 05's "
                              "synthesizer cell (the one with `class SynthesizerAttention`)") from None
-    assert isinstance(y, torch.Tensor) and y.shape == x.shape, \
-        f"forward should return a tensor shaped like its input {tuple(x.shape)}, got {getattr(y, 'shape', type(y))}"
+    require(isinstance(y, torch.Tensor) and y.shape == x.shape,
+            f"forward should return a tensor shaped like its input {tuple(x.shape)}, "
+            f"got {getattr(y, 'shape', type(y))}")
     x2 = x.clone()
     x2[:, 4:] = torch.randn(11, 3, 6)
     with torch.no_grad():
         y2 = layer(x2)
-    assert torch.allclose(y[:, :4], y2[:, :4], atol=1e-6), \
-        "changing later positions changed earlier outputs: the causal mask is missing or misplaced"
+    require(torch.allclose(y[:, :4], y2[:, :4], atol=1e-6),
+            "changing later positions changed earlier outputs: the causal mask is missing or misplaced")
     with torch.no_grad():
         short = layer(x[:, :3])
-    assert torch.allclose(short, y[:, :3], atol=1e-6), "a shorter sequence should give the same outputs on its positions"
+    require(torch.allclose(short, y[:, :3], atol=1e-6),
+            "a shorter sequence should give the same outputs on its positions")
     print("synthesizer: all public checks passed")
 
 
@@ -265,7 +270,7 @@ def check_finetune_config(initialize_vanilla_model, finetune) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         problems = finetune_problems(finetune_setup(initialize_vanilla_model, finetune, None, tmp), pretrained=False)
-    assert not problems, "; ".join(problems)
+    require(not problems, "; ".join(problems))
     print("finetune (without pretraining): all public checks passed")
 
 
@@ -282,5 +287,5 @@ def pretrain_problems(report: dict) -> list[str]:
 
 def check_pretrain_config(pretrain) -> None:
     problems = pretrain_problems(pretrain_setup(pretrain))
-    assert not problems, "; ".join(problems)
+    require(not problems, "; ".join(problems))
     print("pretrain: all public checks passed")

@@ -19,7 +19,15 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from .attention_math import DTYPE, attend, attention_weights, position_free_layer, sample_keys, self_attention
+from .attention_math import (
+    DTYPE,
+    attend,
+    attention_weights,
+    position_free_layer,
+    sample_keys,
+    self_attention,
+)
+from .check_failed import CheckFailed
 
 # (d): right answers stay near the average in ~75-90% of samples (more for a larger scale),
 # one head in 1-3%: 160 of 400 separates the two with a wide margin on every seed
@@ -34,7 +42,7 @@ class _Problem(Exception):
 def assert_passes(problems: Sequence[str]) -> None:
     """For the notebooks' test cells: fail with every message, or pass silently."""
     if problems:
-        raise AssertionError("\n".join(f"- {p}" for p in problems))
+        raise CheckFailed("\n".join(f"- {p}" for p in problems))
 
 
 def _shape(t) -> str:

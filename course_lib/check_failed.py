@@ -1,0 +1,22 @@
+"""The error a course check raises: in a notebook it shows as its message alone, not as a traceback.
+
+It is an AssertionError, so nbgrader still counts the test cell as failed, and the
+message is still the error's text for any other reader. IPython renders an exception
+that has ``_render_traceback_`` with the lines it returns instead of a traceback, so a
+student reads what is wrong and what to do, not the checker's call stack.
+"""
+from __future__ import annotations
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict on the student's code, worded for the student."""
+
+    def _render_traceback_(self) -> list[str]:
+        lines = str(self).splitlines() or ["the check failed"]
+        return [f"Check failed: {lines[0]}", *lines[1:]]
+
+
+def require(condition: object, message: str) -> None:
+    """Raise CheckFailed(message) unless ``condition`` holds (an ``assert`` that -O cannot strip)."""
+    if not condition:
+        raise CheckFailed(message)
