@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -18,18 +19,29 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--data-dir", default=str(layout.DEFAULT_DATA_DIR),
                        help=f"{layout.WIKI} and {layout.DEV} the students used")
     grade.add_argument("--answers", required=True,
-                       help=f"the grader-only test answers ({layout.TEST_ANSWERS}), kept where students cannot read them")
+                       help=f"the grader-only test answers ({layout.TEST_ANSWERS}), kept where students cannot "
+                            "read them")
     grade.add_argument("--dataset", default="synthetic", choices=["synthetic", "original"], help="which bars apply")
-    grade.add_argument("--preset", default=layout.DEFAULT_PRESET, help="preset the students trained with (model shape and bars)")
+    grade.add_argument("--preset", default=layout.DEFAULT_PRESET,
+                       help="preset the students trained with (model shape and bars)")
     grade.add_argument("--timeout", type=float, default=300, help="seconds per confined job")
     grade.add_argument("--memory-mb", type=int, default=4096, help="memory limit per confined job")
     grade.add_argument("--gradescope", action="store_true", help="also write gradescope/<student>/results.json")
     grade.add_argument("--gradebook", default=None, metavar="DB_URL",
-                       help="also write the trusted scores into this nbgrader gradebook (e.g. sqlite:///gradebook.db), "
+                       help="also write the trusted scores into this nbgrader gradebook (sqlite:///gradebook.db, "
+                            "postgresql://user@host/db), "
                             "replacing the scores the students' own kernels reported for the autograded cells")
     grade.add_argument("--unconfined", action="store_true",
                        help="grade even where confinement is unavailable (submission code then runs with only time "
                             "and memory limits: it can read what the grader can); without it the grader refuses")
+    grade.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
+                       help="students graded at once, each a task on a local Dask cluster of this many worker "
+                            "processes (default: one per core); 1 grades in this process, one after another")
+    grade.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="grade on an existing Dask cluster (e.g. tcp://host:8786) instead of a local one")
+    grade.add_argument("--force", action="store_true",
+                       help="grade every student again, even those whose files and settings are unchanged since the "
+                            "results kept in OUT/results/")
     report = sub.add_parser("report", help="why each student lost points in an nbgrader autograde")
     report.add_argument("course", help="the nbgrader course folder (gradebook.db, submitted/, autograded/)")
     report.add_argument("--assignment", default=layout.ASSIGNMENT)
@@ -37,7 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--out", default=None, help="write nbgrader_reasons.csv here")
     bundle = sub.add_parser("bundle", help="the student copy: release notebooks and course_lib, zipped")
     bundle.add_argument("--out", default="dist", help="folder for the student folder and its zip")
+    similar = sub.add_parser("similarity", help="pairwise similarity of the graded cells' code across a cohort")
+    similar.add_argument("submitted", help="nbgrader's submitted/ folder: <student>/<assignment>/...")
+    similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
+    similar.add_argument("--assignment", default=layout.ASSIGNMENT)
+    similar.add_argument("--release", default=None, help="the release notebooks (default: notebooks/ASSIGNMENT)")
     args = parser.parse_args(argv)
+    if args.command == "similarity":
+        return _similarity(args)
     if args.command == "report":
         return _report(args)
     if args.command == "bundle":
@@ -50,10 +69,12 @@ def main(argv: list[str] | None = None) -> int:
 def _grade(args) -> int:
     from . import confinement
     from .confinement import Limits
+    from .cohort import Cluster
     from .grade import grade_folder, settings_for, summary_table
 
     submitted, data_dir, answers = Path(args.submitted), Path(args.data_dir), Path(args.answers)
-    for path, what in ((submitted, "the submitted/ folder"), (data_dir / layout.WIKI, f"the data folder's {layout.WIKI}"),
+    for path, what in ((submitted, "the submitted/ folder"),
+                       (data_dir / layout.WIKI, f"the data folder's {layout.WIKI}"),
                        (data_dir / layout.DEV, f"the data folder's {layout.DEV}"), (answers, "the answers file")):
         if not path.exists():
             print(f"error: {path} not found ({what})", file=sys.stderr)
@@ -69,9 +90,18 @@ def _grade(args) -> int:
               file=sys.stderr)
     settings = settings_for(data_dir, answers, args.dataset, args.preset, timeout=args.timeout,
                             limits=Limits(memory_mb=args.memory_mb), confined=problem is None)
-    results = grade_folder(submitted, args.assignment, Path(args.out), settings, args.gradescope)
+    if args.workers < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return 2
+    run = grade_folder(submitted, args.assignment, Path(args.out), settings, args.gradescope,
+                       cluster=Cluster(args.workers, args.scheduler), force=args.force)
+    results = run.results
     print(summary_table(results))
-    print(f"wrote {Path(args.out) / 'grades.csv'}")
+    print(f"wrote {Path(args.out) / 'grades.csv'}: {run.graded} student(s) graded, {run.reused} unchanged since "
+          "the last grading and kept (--force grades them again)")
+    if run.failed:
+        print(f"warning: the grader could not grade {', '.join(run.failed)} (see instructor_log.txt); they are "
+              "graded again on the next run", file=sys.stderr)
     unfit = [r.student for r in results if any("does not hold params of the model" in p.reason for p in r.parts)]
     if unfit and len(unfit) >= max(1, len(results) // 2):
         print(f"warning: the params of {len(unfit)} of {len(results)} students do not fit the {args.preset!r} "
@@ -98,6 +128,23 @@ def _report(args) -> int:
     print(summary(totals, reasons))
     if args.out:
         print(f"wrote {write_report(reasons, Path(args.out) / 'nbgrader_reasons.csv')}")
+    return 0
+
+def _similarity(args) -> int:
+    from .similarity import OVERALL, similarity_report
+    from .similarity_files import write_report
+
+    release = Path(args.release) if args.release else layout.RELEASE_DIR.parent / args.assignment
+    for path, what in ((Path(args.submitted), "the submitted/ folder"), (release, "the release notebooks")):
+        if not path.is_dir():
+            print(f"error: {path} not found ({what})", file=sys.stderr)
+            return 2
+    report = similarity_report(Path(args.submitted), release, args.assignment)
+    for p in report.ranked(OVERALL)[:10]:
+        print(f"{p.similarity:6.0%}  {p.a}  {p.b}")
+    print(f"{len(report.students)} students, {len(report.skipped)} things skipped")
+    for path in write_report(report, Path(args.out), args.assignment):
+        print(f"wrote {path}")
     return 0
 
 if __name__ == "__main__":

@@ -11,29 +11,22 @@ import re
 import shutil
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from course_lib.layout import GRADER_ONLY_FILES, REPO
+
 NAME = "attention-course-student"
 # what a student's copy must never hold (checked on every file written)
 FORBIDDEN_TEXT = ("BEGIN HIDDEN TESTS", "### BEGIN SOLUTION", "autograder.hidden_checks")
-FORBIDDEN_FILES = ("birth_test.tsv", "world.json")  # the answers, and the random seed that remakes them
+FORBIDDEN_FILES = GRADER_ONLY_FILES  # the answers, and the world record whose random seed remakes them
 
-STUDENT_README = """# Self-attention, Transformers and pretraining: student copy
+# the student guide, word for word: the copy's README and `make student` say the same thing
+STUDENT_GUIDE = REPO / "docs" / "students.md"
 
-Set up once (Python 3.11):
 
-```bash
-python3 -m venv .venv
-.venv/bin/pip install -e .            # torch is pinned to the CPU wheel torch=={torch}
-.venv/bin/pip install jupyterlab      # or open the notebooks in VS Code with this .venv
-.venv/bin/python -m jupyter lab notebooks/a5
-```
-
-Work through `notebooks/a5/` in order. Each graded cell has public checks you can
-run as often as you like; hidden checks run only when your work is graded.
-Training cells use `COURSE_PRESET` (default `cpu`: minutes on a laptop; `gpu` for the
-handout's exact runs). Hand in the notebooks and, for the training parts, the params
-and predictions files your runs wrote to `outputs/`.
-"""
+def student_readme() -> str:
+    """The student guide under the copy's own title."""
+    body = STUDENT_GUIDE.read_text(encoding="utf-8").split("\n", 1)[1]  # after its "# For students"
+    return ("# Self-attention, Transformers and pretraining: student copy\n\n"
+            "The course's student guide. In this copy, follow \"In the student copy\" below.\n" + body)
 
 
 def _pyproject() -> str:
@@ -57,8 +50,7 @@ def build_bundle(out: str | Path) -> Path:
     shutil.copytree(REPO / "course_lib", folder / "course_lib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copytree(REPO / "notebooks", folder / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     (folder / "pyproject.toml").write_text(_pyproject(), encoding="utf-8")
-    torch_pin = re.search(r'"torch==([^"]+)"', (REPO / "pyproject.toml").read_text()).group(1)
-    (folder / "README.md").write_text(STUDENT_README.replace("{torch}", torch_pin), encoding="utf-8")
+    (folder / "README.md").write_text(student_readme(), encoding="utf-8")
     problems = bundle_problems(folder)
     if problems:
         shutil.rmtree(folder)

@@ -17,6 +17,7 @@ unconfined unless the instructor says so (``--unconfined``).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import sys
@@ -137,6 +138,36 @@ def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = 
     return argv + command
 
 
+JOB_CGROUP = re.compile(r"^job-(\d+)-[0-9a-f]{8}$")  # a job's cgroup: the grading process's pid, a random tag
+
+
+def remove_orphans() -> list[Path]:
+    """Remove the empty job cgroups of grading processes that died without cleaning up (a worker killed
+    with SIGKILL, say); a folder still holding a process, or of a live grader, stays. Returns those removed."""
+    removed = []
+    for parent in (CGROUP_ROOT / CGROUP_PARENT, *(CGROUP_ROOT / c / CGROUP_PARENT for c in ("memory", "pids", "cpu"))):
+        for folder in parent.glob("job-*") if parent.is_dir() else []:
+            match = JOB_CGROUP.match(folder.name)
+            if not match or _alive(int(match.group(1))):
+                continue
+            try:
+                folder.rmdir()  # the kernel refuses while a process is in it
+                removed.append(folder)
+            except OSError:
+                pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Cgroup:
     """A cgroup per job (memory, pids, CPU), v1 or v2; ``kill`` ends every process left in it."""
 
@@ -144,6 +175,7 @@ class Cgroup:
         self.layout = cgroup_layout()
         self.name = name or f"job-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.folders: list[Path] = []
+        remove_orphans()
         if self.layout == "v2":
             parent = CGROUP_ROOT / CGROUP_PARENT
             parent.mkdir(exist_ok=True)

@@ -25,6 +25,7 @@ import traceback
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from course_lib import layout
 from course_lib.data_files import DataFormatError, read_birth_places, read_predictions
@@ -37,6 +38,9 @@ from .collect import Collected, collect_cohort
 from .confinement import Limits
 from .judges import SOLUTIONS
 from .sandbox import JobResult, run_job
+
+if TYPE_CHECKING:  # cohort imports this module
+    from .cohort import Cluster, CohortRun
 
 ERROR_TYPE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,60}$")
 CELL_WHERE = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb cell \d+( \([A-Za-z0-9_.-]{1,60}\))? line \d+$")
@@ -55,9 +59,12 @@ class PartResult:
 
 @dataclass
 class SubmissionResult:
-    student: str
-    parts: list[PartResult] = field(default_factory=list)
+    """One student's row: every part's points and reason, and the instructor's log."""
+
+    student: str  # the collect step's student id
+    parts: list[PartResult] = field(default_factory=list)  # every check, then every run split
     log: list[str] = field(default_factory=list)  # for the instructor only: job logs, tracebacks, dropped files
+    graded: bool = True  # False when the grader itself failed on it: never kept, so a re-run grades it again
 
     @property
     def score(self) -> float:
@@ -239,11 +246,26 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict) -> Su
     return result
 
 
-def _failed_row(student: str, settings: Settings, log: str) -> SubmissionResult:
+def failed_row(student: str, settings: Settings, log: str) -> SubmissionResult:
+    """The row of a submission the grader itself could not grade: zero everywhere, the story in the log."""
     why = "the grader could not grade this submission; your instructor has the details"
     parts = [PartResult(c.grade_id, 0.0, c.points, why) for c in registry.CHECKS]
     parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, why) for b in settings.bars]
-    return SubmissionResult(student, parts, [log])
+    return SubmissionResult(student, parts, [log], graded=False)
+
+
+def grade_one(collected: Collected, settings: Settings, gold: dict) -> SubmissionResult:
+    """One student's whole grading, as a self-contained task (run in this process or on a Dask worker)."""
+    try:
+        return grade_submission(collected, settings, gold)
+    except Exception:  # the grader's own fault on one submission stays in that row
+        return failed_row(collected.student, settings, traceback.format_exc())
+
+
+def load_gold(settings: Settings) -> dict:
+    """The dev and test questions with their answers, read once by the driver."""
+    return {"dev": read_birth_places(settings.data_dir / layout.DEV, require_answers=True),
+            "test": read_birth_places(settings.answers, require_answers=True)}
 
 
 def duplicates(collected: list[Collected]) -> list[tuple[str, str, str]]:
@@ -261,24 +283,19 @@ def duplicates(collected: list[Collected]) -> list[tuple[str, str, str]]:
 
 
 def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings, gradescope: bool = False,
-                 progress: bool = True) -> list[SubmissionResult]:
-    """Collect, grade every student, and write grades.csv, reasons.json, flags.csv and the instructor's log."""
-    from tqdm.auto import tqdm
+                 progress: bool = True, cluster: Cluster | None = None, force: bool = False) -> CohortRun:
+    """Collect, grade every student (in parallel on Dask when ``cluster`` says so; unchanged students kept
+    from an earlier run unless ``force``), and write grades.csv, reasons.json, flags.csv and the instructor's log."""
+    from .cohort import Cluster, grade_cohort
 
-    gold = {"dev": read_birth_places(settings.data_dir / layout.DEV, require_answers=True),
-            "test": read_birth_places(settings.answers, require_answers=True)}
+    gold = load_gold(settings)
     out.mkdir(parents=True, exist_ok=True)
-    results = []
     with tempfile.TemporaryDirectory(prefix="grader-collected-") as staging:
         collected = collect_cohort(submitted, assignment, Path(staging), run_files=registry.RUN_FILES)
         flags = duplicates(collected)
-        for item in tqdm(collected, desc="grading", unit="submission", disable=not progress):
-            try:
-                results.append(grade_submission(item, settings, gold))
-            except Exception:  # the grader's own fault on one submission stays in that row
-                results.append(_failed_row(item.student, settings, traceback.format_exc()))
-    write_outputs(results, flags, out, gradescope)
-    return results
+        run = grade_cohort(collected, settings, gold, out, cluster or Cluster(workers=1), force, progress)
+    write_outputs(run.results, flags, out, gradescope)
+    return run
 
 
 def write_outputs(results: list[SubmissionResult], flags, out: Path, gradescope: bool) -> None:

@@ -6,8 +6,18 @@ re-checks the work where the submission cannot reach the verdict; this module
 writes its points as the ``auto_score`` of each autograded cell, so that
 nbgrader's export, feedback and formgrader show the trusted scores.
 Manually graded cells are never touched.
+
+Any database nbgrader's db_url takes works: SQLite (``sqlite:///gradebook.db``, the default
+for a small course) or PostgreSQL (``postgresql://user@host/db``, through psycopg2). Only
+the grading driver writes here, one transaction for the cohort, so parallel grading never
+meets SQLite's "database is locked".
 """
 from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 Scores = dict[str, dict[tuple[str, str], float]]  # student -> {(notebook, grade_id): points}
 
@@ -39,6 +49,17 @@ def _submission_ready(gb, assignment: str, student: str) -> str | None:
     return None
 
 
+@contextmanager
+def _venv_on_path():
+    """nbgrader stamps a new gradebook by running ``alembic``, which lives beside this interpreter."""
+    saved = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), saved])
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = saved
+
+
 def write_trusted_scores(db_url: str, assignment: str, scores: Scores) -> list[str]:
     """scores: student -> {(notebook name without .ipynb, grade_id): points}. Sets nbgrader's auto_score of each
     autograded grade cell to the trusted points (manually graded cells are untouched); returns notes for the
@@ -46,7 +67,7 @@ def write_trusted_scores(db_url: str, assignment: str, scores: Scores) -> list[s
     from nbgrader.api import Gradebook, MissingEntry
 
     notes: list[str] = []
-    with Gradebook(db_url) as gb:
+    with _venv_on_path(), Gradebook(db_url) as gb:
         try:
             cells = autograded_cells(gb, assignment)
         except MissingEntry:

@@ -91,14 +91,16 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         read_answer, write_answer = os.pipe()
         if confined:
             mounts = Mounts(read_only={str(folder): "/job", str(INSIDE): "/grader/inside"})
-            command = [sys.executable, "-I", "-c", ENTRY.format(root="/grader", course=str(COURSE_LIB.parent)), job, "/job/request.json",
+            entry = ENTRY.format(root="/grader", course=str(COURSE_LIB.parent))
+            command = [sys.executable, "-I", "-c", entry, job, "/job/request.json",
                        str(write_answer)]
             argv = confinement.bwrap_argv(command, mounts, limits, chdir="/job")
             cwd, env = tmp, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             scratch = Path(tmp) / "scratch"
             scratch.mkdir()
-            argv = [sys.executable, "-I", "-c", ENTRY.format(root=str(INSIDE.parent), course=str(COURSE_LIB.parent)), job,
+            entry = ENTRY.format(root=str(INSIDE.parent), course=str(COURSE_LIB.parent))
+            argv = [sys.executable, "-I", "-c", entry, job,
                     str(folder / "request.json"), str(write_answer)]
             cwd = str(folder)
             env = {"PATH": os.environ.get("PATH", ""), "HOME": str(scratch), "TMPDIR": str(scratch),

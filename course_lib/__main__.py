@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"training preset (default {layout.DEFAULT_PRESET})")
     demo.add_argument("--data-dir", default=str(layout.DEFAULT_DATA_DIR),
                       help="data folder (the world is written here if missing)")
-    demo.add_argument("--out-dir", default=str(layout.DEFAULT_OUT_DIR / "demo"), help="folder for params and predictions")
+    demo.add_argument("--out-dir", default=str(layout.DEFAULT_OUT_DIR / "demo"),
+                      help="folder for params and predictions")
     demo.add_argument("--notebooks", default=str(layout.SOLUTIONS_DIR), help="notebooks with the graded parts")
     demo.set_defaults(func=_demo)
 

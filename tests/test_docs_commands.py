@@ -1,6 +1,7 @@
 """The instructor's grading path in docs/grading.md, run literally on a tiny cohort in a copy of the course.
 
-Every ```bash block of the page runs as written, in order, with bash from the copy's root;
+Every ```bash block of the page runs as written, in order, with bash from the copy's root
+(```sh blocks are option templates with the reader's host names, and ```python ones run elsewhere);
 the only step that is not a command (putting the submissions into ``submitted/``) is done
 by the test just before the first block that reads them. So the page cannot drift from
 what works.
@@ -63,11 +64,11 @@ def _submit(course: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> Path:
-    """The course copy after every command of the page ran."""
+def run_page(tmp_path_factory) -> tuple[Path, list[tuple[str, str]]]:
+    """The course copy after every command of the page ran, and each block with what it printed."""
     course = _course_copy(tmp_path_factory.mktemp("doc-course"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COURSE_", "PYTEST_", "NBGRADER"))}
-    submitted = False
+    submitted, printed = False, []
     for block in doc_blocks(DOC.read_text(encoding="utf-8")):
         if "submitted/" in block and not submitted:
             _submit(course)
@@ -75,8 +76,14 @@ def graded(tmp_path_factory) -> Path:
         done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=course, env=env, capture_output=True,
                               text=True, timeout=600)
         assert done.returncode == 0, f"this block of docs/grading.md failed:\n{block}\n{done.stderr[-3000:]}"
+        printed.append((block, done.stdout))
     assert submitted, "no command of the page reads submitted/"
-    return course
+    return course, printed
+
+
+@pytest.fixture(scope="module")
+def graded(run_page) -> Path:
+    return run_page[0]
 
 
 def test_the_page_has_the_whole_path():
@@ -101,6 +108,12 @@ def test_nbgraders_export_holds_the_trusted_scores(graded):
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
     assert set(rows) == {"ada", "bo"}
     assert float(rows["ada"]["raw_score"]) >= 20 > float(rows["bo"]["raw_score"])
+
+
+def test_the_parallel_rerun_keeps_the_unchanged_students(run_page):
+    """Does the page's --workers run, after step 3 graded everyone, keep both students instead of regrading?"""
+    rerun = [out for block, out in run_page[1] if "--workers" in block]
+    assert rerun and "0 student(s) graded, 2 unchanged" in rerun[0], rerun
 
 
 def test_nothing_of_the_grader_reached_the_bundle(graded):

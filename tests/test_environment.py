@@ -11,7 +11,7 @@ def _pins(lines):
 def test_environment_yml_matches_pyproject():
     """Do environment.yml and pyproject.toml pin the same dependencies at the same versions?"""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    from_project = _pins(project["dependencies"] + project["optional-dependencies"]["dev"])
+    from_project = _pins(project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra])
     yml = (REPO / "environment.yml").read_text()
     block = yml.split("- pip:", 1)[1]
     from_yml = _pins(m for m in re.findall(r"^\s+-\s+([A-Za-z][^\s#]*==[^\s#]+)", block, re.M))

@@ -6,6 +6,8 @@ set -u
 PACKAGES="
 bubblewrap /usr/bin/bwrap
 util-linux /usr/bin/setpriv
+postgresql /usr/lib/postgresql/*/bin/initdb
+chromium /usr/bin/chromium
 "
 missing=()
 while read -r package probe; do

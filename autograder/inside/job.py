@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import sys
+import time
 import traceback
 import types
 
@@ -75,7 +76,9 @@ def probe(request: dict) -> dict:
     from .probes import PROBES
 
     probes = dict(PROBES)  # taken before any student code runs (it could rebind the module's table)
+    started = time.monotonic()
     parts, failed, not_written = load_parts(request["notebooks"])
+    print(f"[grader] notebooks loaded in {time.monotonic() - started:.1f} s", flush=True)
     answers = {"failed_notebooks": failed, "not_written": [w for w in not_written if CELL_LABEL.match(w)],
                "checks": {}}
     signal.signal(signal.SIGALRM, _alarm)
@@ -85,6 +88,7 @@ def probe(request: dict) -> dict:
             answers["checks"][check["grade_id"]] = {"error": {"kind": "missing", "names": missing}}
             continue
         signal.alarm(max(1, int(check.get("seconds", 60))))
+        started = time.monotonic()
         try:
             output = probes[check["probe"]](parts, check["inputs"])
             answers["checks"][check["grade_id"]] = {"output": output}
@@ -98,6 +102,7 @@ def probe(request: dict) -> dict:
             answers["checks"][check["grade_id"]] = {"error": _error("raised", err)}
         finally:
             signal.alarm(0)
+            print(f"[grader] {check['grade_id']}: {time.monotonic() - started:.1f} s", flush=True)
     return answers
 
 
@@ -141,6 +146,9 @@ JOBS = {"probe": probe, "decode": decode}
 
 def main(argv: list[str] | None = None) -> int:
     job, request_path, answer_fd = argv or sys.argv[1:]
+    # nbformat's jsonschema would import rfc3987_syntax, which builds an IRI grammar (~5 s a job, the largest
+    # share of a job's start-up); notebook validation never checks that format, so jsonschema goes without it
+    sys.modules.setdefault("rfc3987_syntax", None)
     # the answer pipe is opened before any student code runs; what the code prints goes to the log
     answer = os.fdopen(int(answer_fd), "wb")
     with open(request_path, "rb") as f:

@@ -4,6 +4,11 @@ Each hostile student attacks one class of weakness (issue 20): forged probe
 outputs, a forged answer file, reading grader-only files, signalling or
 outliving the job, links to secrets, borrowed or forged run outputs, a
 malicious params pickle, malformed files, filling the disk, the network.
+Cheap honest ones (blank, partial, broken, empty) bring the cohort to 20. The
+cohort is graded twice: one student after another into an SQLite gradebook
+(the assertions below), and on two Dask workers into a PostgreSQL gradebook
+that the tests start themselves; both must give every student and every cell
+the same points (issue 23).
 """
 from __future__ import annotations
 
@@ -25,7 +30,11 @@ from autograder import confinement, registry
 from autograder.__main__ import main
 from course_lib.runs import RUNS, run
 
+import dask_faults
+import postgres_server
+from autograder.cohort import CACHE_DIR
 from conftest import REPO, SOLUTIONS
+from gradebooks import cell_scores, course_gradebook
 
 pytestmark = [pytest.mark.timeout(1200),
               pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]
@@ -33,6 +42,7 @@ pytestmark = [pytest.mark.timeout(1200),
 RELEASE = REPO / "notebooks" / "a5"
 CANARY = f"CANARY-{uuid.uuid4().hex}"  # written into every grader-only file; must reach no student
 NB02 = "02_finetune_without_pretraining.ipynb"
+KILLED_ONCE, KILLED_TWICE = "aa_reference", "blank"  # whose workers are killed mid-grading in the parallel run
 
 FORGE_PROBES = '''
 try:
@@ -208,13 +218,30 @@ def cohort(tmp_path_factory, world_dir, world_answers, reference):
     listener.listen(8)
     listener.settimeout(0.5)
     _with_cell(blank("network"), NB02, f"PORT = {listener.getsockname()[1]}\n" + NETWORK)
+    _honest_students(submitted, blank)
     return dict(root=root, submitted=submitted, answers=answers, marker=marker, listener=listener)
 
 
-@pytest.fixture(scope="module")
-def graded(cohort, world_dir, tmp_path_factory):
-    """One grading of the whole cohort, with the grader's temporary files kept in a folder of their own."""
-    out = tmp_path_factory.mktemp("grades")
+def _honest_students(submitted: Path, blank) -> None:
+    """Cheap honest submissions (one probe job at most, no run files): blank, partial, broken, empty, misplaced."""
+    blank("blank")
+    partial = blank("partial")  # notebooks 03 and 07 done, the rest as released
+    for name in ("03_span_corruption.ipynb", "07_attention_exploration.ipynb"):
+        shutil.copy(SOLUTIONS / name, partial / name)
+    shutil.copytree(SOLUTIONS, submitted / "notebooks_only" / "a5")  # every code point, no run files
+    syntax = blank("syntax_error")
+    shutil.copy(SOLUTIONS / "03_span_corruption.ipynb", syntax / "03_span_corruption.ipynb")
+    _with_cell(syntax, "03_span_corruption.ipynb", "class CharCorruptionDataset(:\n    pass\n", index=99)
+    (blank("broken_json") / "05_synthesizer.ipynb").write_text('{"cells": [ this is not JSON')
+    (submitted / "empty" / "a5").mkdir(parents=True)
+    shutil.copytree(SOLUTIONS, submitted / "one_level_too_deep" / "a5" / "a5")  # no notebook where it belongs
+    (submitted / "no_assignment_folder").mkdir()
+    (submitted / "no_assignment_folder" / "notes.txt").write_text("handed in the wrong folder")
+
+
+def _grade(cohort, world_dir, out: Path, *options: str) -> dict:
+    """One grading of the whole cohort, with the grader's temporary files in a folder of their own, and a server
+    on this machine listening for connections. (Dask workers keep theirs in their cluster's own folder.)"""
     scratch = Path(tempfile.mkdtemp(prefix="adversarial-tmp-"))
     connections = []
 
@@ -231,7 +258,7 @@ def graded(cohort, world_dir, tmp_path_factory):
     saved, tempfile.tempdir = tempfile.tempdir, str(scratch)
     try:
         code = main(["grade", str(cohort["submitted"]), "--out", str(out), "--data-dir", str(world_dir), "--answers",
-                     str(cohort["answers"]), "--preset", "smoke", "--gradescope", "--timeout", "240"])
+                     str(cohort["answers"]), "--preset", "smoke", "--gradescope", "--timeout", "240", *options])
     finally:
         tempfile.tempdir = saved
         stop.set()
@@ -241,6 +268,50 @@ def graded(cohort, world_dir, tmp_path_factory):
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
     return dict(out=out, rows=rows, reasons=json.loads((out / "reasons.json").read_text()), scratch=scratch,
                 connections=connections)
+
+
+def _students(cohort) -> list[str]:
+    return sorted(p.name for p in cohort["submitted"].iterdir())
+
+
+@pytest.fixture(scope="module")
+def graded(cohort, world_dir, tmp_path_factory):
+    """The cohort graded one student after another, into an SQLite gradebook."""
+    out = tmp_path_factory.mktemp("grades")
+    url = course_gradebook(f"sqlite:///{tmp_path_factory.mktemp('gradebook') / 'gradebook.db'}", _students(cohort))
+    grading = _grade(cohort, world_dir, out, "--workers", "1", "--gradebook", url)
+    yield {**grading, "gradebook": url}
+    shutil.rmtree(grading["scratch"], ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A PostgreSQL server of this module's own, stopped when the module ends."""
+    bin_dir, why = postgres_server.find_binaries()
+    if bin_dir is None:
+        pytest.skip(why)
+    server = postgres_server.start_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def graded_parallel(cohort, world_dir, tmp_path_factory, postgres):
+    """The same cohort on two Dask workers into a PostgreSQL gradebook, with the worker under KILLED_ONCE's task
+    killed (kill -9) once and the one under KILLED_TWICE's twice; then the same command again."""
+    students = _students(cohort)
+    url = course_gradebook(postgres.create_database("gradebook"), students)
+    out = tmp_path_factory.mktemp("grades-parallel")
+    with dask_faults.local_cluster(workers=2) as cluster:
+        options = ("--scheduler", cluster.scheduler_address, "--gradebook", url)
+        deaths = {students.index(KILLED_ONCE): 1, students.index(KILLED_TWICE): 2}
+        with dask_faults.killing(cluster.scheduler_address, deaths) as killed:
+            first = _grade(cohort, world_dir, out, *options)
+        first["kept"] = sorted(p.stem for p in (out / CACHE_DIR).iterdir())
+        again = _grade(cohort, world_dir, out, *options)
+    yield {**again, "first": first, "killed": [students[i] for i in killed], "gradebook": url}
+    for grading in (first, again):
+        shutil.rmtree(grading["scratch"], ignore_errors=True)
 
 
 def _score(graded, student) -> float:
@@ -315,3 +386,47 @@ def test_nothing_reaches_the_network_or_stays_in_tmp(graded):
     """Did any job connect to a server on this machine, or leave files in the grader's temporary folder? (no)"""
     assert graded["connections"] == []
     assert list(graded["scratch"].iterdir()) == []
+
+
+def test_cohort_is_mixed_and_large_enough(graded):
+    """Does the cohort hold at least 20 students, with blank, partial and full-marks code among them?"""
+    assert len(graded["rows"]) >= 20
+    assert _score(graded, "notebooks_only") == registry.code_points()
+    assert 0 < _score(graded, "partial") < registry.code_points()
+    for student in ("blank", "broken_json", "empty", "no_assignment_folder", "one_level_too_deep"):
+        assert _score(graded, student) == 0, graded["reasons"][student]
+
+
+def test_killed_workers_cost_no_grade(graded, graded_parallel):
+    """With workers killed (kill -9) mid-student, is the student killed once graded on its retry, the one killed
+    twice marked and not kept, everyone else graded as usual, each once; and does the re-run grade only the marked
+    one?"""
+    first = graded_parallel["first"]
+    assert sorted(graded_parallel["killed"]) == sorted([KILLED_ONCE, KILLED_TWICE, KILLED_TWICE])
+    assert list(first["rows"]) == list(graded["rows"])  # every student once, in the cohort's order
+    marked = first["reasons"][KILLED_TWICE]
+    assert all("could not grade" in p["reason"] for p in marked), marked
+    assert {s: r for s, r in first["rows"].items() if s != KILLED_TWICE} == \
+        {s: r for s, r in graded["rows"].items() if s != KILLED_TWICE}
+    assert first["kept"] == [s for s in graded["rows"] if s != KILLED_TWICE]
+    log = (graded_parallel["out"] / "instructor_log.txt").read_text()
+    assert log.count("kept from an earlier grading") == len(graded["rows"]) - 1
+
+
+def test_parallel_on_postgres_equals_serial_on_sqlite(graded, graded_parallel):
+    """Do two Dask workers with a PostgreSQL gradebook give every student and every cell the same points as one
+    student after another with SQLite, in grades.csv and in the gradebook?"""
+    assert graded_parallel["rows"] == graded["rows"]
+    serial, parallel = cell_scores(graded["gradebook"]), cell_scores(graded_parallel["gradebook"])
+    assert parallel == serial
+    trusted = {(s, registry.BY_ID[p["part"]].notebook, p["part"]): p["points"]
+               for s, parts in graded["reasons"].items() for p in parts if p["part"] in registry.BY_ID}
+    assert {key: serial[key] for key in trusted} == trusted  # the gradebook holds the trusted points
+    assert len(trusted) == len(graded["rows"]) * len(registry.CHECKS)
+
+
+def test_parallel_grading_reaches_no_network_and_leaves_no_files(graded_parallel):
+    """On Dask workers too, did no job connect to a server on this machine or leave temporary files? (no)"""
+    for grading in (graded_parallel["first"], graded_parallel):
+        assert grading["connections"] == []
+        assert list(grading["scratch"].iterdir()) == []

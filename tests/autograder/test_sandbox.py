@@ -157,6 +157,23 @@ def test_jobs_leave_no_cgroup_behind(tmp_path):
             assert not [p for p in parent.iterdir() if p.name.startswith(f"job-{os.getpid()}-")]
 
 
+def test_a_killed_graders_empty_cgroups_are_removed_by_the_next_job():
+    """After a grader died by SIGKILL (no cleanup), does the next job remove its empty cgroups and keep live ones?"""
+    import subprocess
+    import uuid
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # its pid names a grader that is gone
+    orphan = confinement.Cgroup(Limits(), name=f"job-{dead.pid}-{uuid.uuid4().hex[:8]}")
+    assert orphan.folders and all(f.is_dir() for f in orphan.folders)
+    live = confinement.Cgroup(Limits())  # the next job, of this live process
+    try:
+        assert not any(f.exists() for f in orphan.folders)
+        assert confinement.remove_orphans() == [] and all(f.is_dir() for f in live.folders)
+    finally:
+        live.kill()
+
+
 def test_a_course_under_tmp_stays_visible(tmp_path, monkeypatch):
     """Does a course folder under /tmp (a clone there) stay reachable, not hidden by the job's own /tmp?"""
     import subprocess
