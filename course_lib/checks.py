@@ -114,8 +114,9 @@ def span_sample_problems(samples: list[dict], block_size: int, corpus: str) -> l
         fail("the truncation length should be random (it barely varies)")
     if len(mask_offsets) > 1:
         mean = statistics.fmean(mask_offsets)
-        # SPEC's +-1.5 characters, widened to 3 standard errors where long blocks make the mean noisier
-        tolerance = max(1.5, 3 * statistics.pstdev(mask_offsets) / len(mask_offsets) ** 0.5)
+        # SPEC's +-1.5 characters for the true mean, plus 4 standard errors of this sample's mean: graded on
+        # fresh random inputs many times over, 3 errors on top of nothing failed the reference now and then
+        tolerance = 1.5 + 4 * statistics.pstdev(mask_offsets) / len(mask_offsets) ** 0.5
         if abs(mean) > tolerance:
             fail(f"the masked span should be a quarter of the kept text on average (off by {mean:+.1f} characters)")
         # a length fixed by the kept text (always L // 4) varies with L only: look within each L

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 from autograder.bundle import student_readme
@@ -13,8 +14,10 @@ GUIDE = REPO / "docs" / "students.md"
 def test_make_student_keeps_the_course_config_out():
     """Does `make student` start Jupyter in notebooks/a5 with the student config and no JUPYTER_PATH?"""
     # -W: as if .venv were just set up, so make prints the Jupyter command without reinstalling anything
-    command = subprocess.run(["make", "-n", "-W", ".venv/.installed", "student"], cwd=REPO, text=True,
-                             capture_output=True, check=True).stdout.strip().splitlines()[-1]
+    # (run by `make test`, this is a make inside a make: it would print the folders it enters and leaves)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    command = subprocess.run(["make", "--no-print-directory", "-n", "-W", ".venv/.installed", "student"], cwd=REPO,
+                             text=True, capture_output=True, check=True, env=env).stdout.strip().splitlines()[-1]
     # not the course folder: nbgrader_config.py there puts the grading kernel on JUPYTER_PATH
     assert command.startswith("cd notebooks/a5 && env -u JUPYTER_PATH "), command
     assert f"JUPYTER_CONFIG_DIR={REPO / 'student_jupyter'} " in command and " -m jupyter lab" in command
