@@ -146,9 +146,6 @@ JOBS = {"probe": probe, "decode": decode}
 
 def main(argv: list[str] | None = None) -> int:
     job, request_path, answer_fd = argv or sys.argv[1:]
-    # nbformat's jsonschema would import rfc3987_syntax, which builds an IRI grammar (~5 s a job, the largest
-    # share of a job's start-up); notebook validation never checks that format, so jsonschema goes without it
-    sys.modules.setdefault("rfc3987_syntax", None)
     # the answer pipe is opened before any student code runs; what the code prints goes to the log
     answer = os.fdopen(int(answer_fd), "wb")
     with open(request_path, "rb") as f:
