@@ -1,4 +1,5 @@
-"""``python -m autograder grade SUBMITTED_DIR --out DIR``: grade every submission in an nbgrader submitted/ folder."""
+"""``python -m autograder grade SUBMITTED_DIR --out DIR``: grade every submission in an nbgrader submitted/ folder
+(and ``autograde``, ``report``, ``bundle``, ``similarity``: see ``--help``)."""
 from __future__ import annotations
 
 import argparse
@@ -42,6 +43,30 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--force", action="store_true",
                        help="grade every student again, even those whose files and settings are unchanged since the "
                             "results kept in OUT/results/")
+    auto = sub.add_parser("autograde", help="nbgrader autograde of every student, several at once (Dask)")
+    auto.add_argument("assignment", nargs="?", default=layout.ASSIGNMENT)
+    auto.add_argument("--course", default=".", help="the nbgrader course folder (nbgrader_config.py, submitted/)")
+    auto.add_argument("--student", action="append", default=None,
+                      help="autograde only this student (repeatable); default: every folder in submitted/")
+    auto.add_argument("--db", default=None, metavar="DB_URL",
+                      help="the gradebook (default: the course's nbgrader_config.py); SQLite writes take turns")
+    auto.add_argument("--preset", default=layout.DEFAULT_PRESET,
+                      help="COURSE_PRESET for the grading kernels: the preset the students trained with")
+    auto.add_argument("--data-dir", default=str(layout.DEFAULT_DATA_DIR),
+                      help="COURSE_DATA_DIR for the grading kernels: the data the students used")
+    auto.add_argument("--out-dir", default="outputs",
+                      help="COURSE_OUT_DIR for the grading kernels: each submission's run files, relative to its "
+                           "notebooks")
+    auto.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
+                      help="students autograded at once, each a task on a local Dask cluster of this many worker "
+                           "processes (default: one per core); 1 autogrades one after another")
+    auto.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                      help="autograde on an existing Dask cluster (e.g. tcp://host:8786) instead of a local one")
+    auto.add_argument("--force", action="store_true", help="autograde again students autograded before")
+    auto.add_argument("--timeout", type=float, default=3600, help="seconds for one student's whole autograde")
+    auto.add_argument("--unconfined", action="store_true",
+                      help="let the grading kernel run where confinement is unavailable (submission code then "
+                           "reads what the grader can); without it the kernel refuses to start")
     report = sub.add_parser("report", help="why each student lost points in an nbgrader autograde")
     report.add_argument("course", help="the nbgrader course folder (gradebook.db, submitted/, autograded/)")
     report.add_argument("--assignment", default=layout.ASSIGNMENT)
@@ -59,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         return _similarity(args)
     if args.command == "report":
         return _report(args)
+    if args.command == "autograde":
+        return _autograde(args)
     if args.command == "bundle":
         from .bundle import build_bundle
 
@@ -69,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 def _grade(args) -> int:
     from . import confinement
     from .confinement import Limits
-    from .cohort import Cluster
+    from .dask_tasks import Cluster
     from .grade import grade_folder, settings_for, summary_table
 
     submitted, data_dir, answers = Path(args.submitted), Path(args.data_dir), Path(args.answers)
@@ -117,6 +144,51 @@ def _grade(args) -> int:
         print(f"gradebook: the autograded cells of {len(scores)} student(s) now hold the trusted scores; "
               "manually graded cells are untouched")
     return 0
+
+def _autograde(args) -> int:
+    from . import confinement
+    from .autograde import AutogradeSettings, autograde_cohort, course_db_url, students_of, write_log
+    from .dask_tasks import Cluster
+
+    course, data_dir = Path(args.course).resolve(), Path(args.data_dir).resolve()
+    for path, what in ((course / "submitted", "the course's submitted/ folder"),
+                       (data_dir / layout.WIKI, f"the data folder's {layout.WIKI}")):
+        if not path.exists():
+            print(f"error: {path} not found ({what})", file=sys.stderr)
+            return 2
+    if args.workers < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return 2
+    problem = confinement.status()
+    if problem and not args.unconfined:
+        print(f"error: refusing to autograde: the grading kernel cannot be confined here: {problem}. Grade as root "
+              "on Linux with bubblewrap and cgroups, or pass --unconfined to accept the risk.", file=sys.stderr)
+        return 2
+    students, unusable = students_of(course, args.assignment)
+    for name in unusable:
+        print(f"warning: skipping submitted/{name!r}: not a usable student id", file=sys.stderr)
+    if args.student:
+        missing = sorted(set(args.student) - set(students))
+        if missing:
+            print(f"error: no submission for {', '.join(missing)} in {course / 'submitted'}", file=sys.stderr)
+            return 2
+        students = [s for s in students if s in args.student]
+    settings = AutogradeSettings(
+        course, args.assignment, args.db or course_db_url(course), args.db is not None,
+        (("COURSE_PRESET", args.preset), ("COURSE_DATA_DIR", str(data_dir)), ("COURSE_OUT_DIR", args.out_dir)),
+        force=args.force, timeout=args.timeout, unconfined=args.unconfined)
+    results = autograde_cohort(settings, students, Cluster(args.workers, args.scheduler))
+    log = write_log(results, course / "autograde_log.txt")
+    done = [r for r in results if r.ok and not r.skipped]
+    skipped = [r.student for r in results if r.skipped]
+    print(f"nbgrader autograde: {len(done)} student(s) autograded"
+          + (f" ({sum(r.seconds for r in done) / len(done):.1f} s each)" if done else "")
+          + (f", {len(skipped)} autograded before and left as they were (--force redoes them)" if skipped else ""))
+    for r in results:
+        if not r.ok:
+            print(f"  FAILED {r.student}: {r.reason}", file=sys.stderr)
+    print(f"wrote {log}")
+    return 1 if any(not r.ok for r in results) else 0
 
 def _report(args) -> int:
     from .nbgrader_report import explain, summary, write_report

@@ -7,12 +7,9 @@ cannot confine refuses just as the command does. The submission travels to the w
 as bytes (the collect step's copy), so workers on other machines need no shared disk
 for submissions; they need the course folder (code, data) at the same path.
 
-Faults: a task whose worker dies (kill -9, out of memory) is run again once on another
-worker (the driver resubmits it: Dask's own retry would also blame students merely queued on
-that worker); a second death, a lost scheduler or any other
-error makes that student's row "could not be graded", with the reason in the instructor's
-log. Every student gets exactly one row: results are keyed by the student's place in the
-cohort, whatever order or how often tasks finish.
+Faults (``autograder.dask_tasks``): a student whose worker dies is graded once more on another
+worker; a second death, a lost scheduler or any other error makes that student's row "could not
+be graded", with the reason in the instructor's log.
 
 Re-runs: each graded student's result is kept in ``OUT/results/<student>.json`` with the
 hash of the collected files and of everything else that decides a grade (settings, data,
@@ -24,13 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import tempfile
-import time
-import traceback
 import uuid
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,26 +32,18 @@ from course_lib import layout
 from course_lib.layout import REPO
 
 from .collect import Collected, is_safe_name
+from .dask_tasks import Cluster, run_tasks
 from .grade import PartResult, Settings, SubmissionResult, failed_row, grade_one
 from .judges import SOLUTIONS
 
 CACHE_DIR = "results"  # in the --out folder: one JSON per graded student
 CACHE_FORMAT = 1  # bumped when the cache file's layout changes
-RETRIES = 1  # a student whose worker died under it is graded once more, then marked
-POLL_SECONDS = 1.0  # how often the driver looks for free workers (a restarted one, a new one joining)
 # what decides a grade besides the submission: the grader's and the course library's code, the bars,
 # and the reference synthesizer the decode job loads; a new module counts unless named as not grading
 GRADER_FILES = ("autograder/**/*.py", "autograder/bars.toml", "course_lib/**/*.py")
-NOT_GRADING = {"__main__.py", "cohort.py", "bundle.py", "gradebook_sync.py", "kernel.py", "nbgrader_report.py",
-               "nbgrader_setup.py", "similarity.py", "similarity_files.py"}  # autograder modules no grade depends on
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """Where the students' tasks run."""
-
-    workers: int  # local Dask worker processes; 1 grades in this process, one student after another
-    scheduler: str | None = None  # address of an existing Dask scheduler (tcp://host:8786); workers is then unused
+NOT_GRADING = {"__main__.py", "autograde.py", "bundle.py", "cohort.py", "dask_tasks.py", "gradebook_sync.py",
+               "kernel.py", "nbgrader_one.py", "nbgrader_report.py", "nbgrader_setup.py", "similarity.py",
+               "similarity_files.py"}  # autograder modules no grade depends on
 
 
 @dataclass(frozen=True)
@@ -179,8 +164,10 @@ def grade_cohort(collected: list[Collected], settings: Settings, gold: dict, out
             todo.append((index, content))
     with tqdm(total=len(collected), initial=run.reused, desc="grading", unit="submission",
               disable=not progress) as bar:
-        finished = _serial(collected, todo, settings, gold) if cluster.workers <= 1 and not cluster.scheduler \
-            else _on_dask(collected, todo, settings, gold, cluster)
+        finished = _serial(collected, todo, settings, gold) if cluster.serial else run_tasks(
+            [index for index, _ in todo], lambda index: (run_task, (task_for(collected[index]), settings, gold)),
+            lambda index, why: failed_row(collected[index].student, settings, f"grading on Dask failed: {why}"),
+            cluster, "grade")
         contents = dict(todo)
         for index, result in finished:
             if index in results:  # never two rows for one student, whatever the cluster did
@@ -198,81 +185,3 @@ def grade_cohort(collected: list[Collected], settings: Settings, gold: dict, out
 def _serial(collected, todo, settings, gold) -> Iterator[tuple[int, SubmissionResult]]:
     for index, _ in todo:
         yield index, grade_one(collected[index], settings, gold)
-
-
-def _on_dask(collected, todo, settings, gold, cluster: Cluster) -> Iterator[tuple[int, SubmissionResult]]:
-    """Each student a task on a Dask cluster (a local one unless a scheduler is named); results as they finish."""
-    import dask
-    from dask.distributed import Client, LocalCluster
-
-    if not todo:
-        return
-    with tempfile.TemporaryDirectory(prefix="grader-dask-") as scratch:
-        local = None
-        if cluster.scheduler:
-            client = Client(cluster.scheduler)
-        else:
-            # the driver, not the scheduler, retries a task whose worker died (read when the scheduler starts);
-            # every server's scratch folder goes in ours, removed at the end; memory is capped per confined job
-            with dask.config.set({"distributed.scheduler.allowed-failures": 0, "temporary-directory": scratch}):
-                # the workers' temporary files too (a killed worker's job leaves its copy of a submission)
-                local = LocalCluster(n_workers=cluster.workers, threads_per_worker=1, processes=True,
-                                     memory_limit=0, dashboard_address=None, local_directory=scratch,
-                                     env={"TMPDIR": scratch}, silence_logs=logging.ERROR)
-            client = Client(local)
-        try:
-            yield from _drive(client, collected, todo, settings, gold)
-        finally:
-            client.close()
-            if local is not None:
-                local.close()
-
-
-def _drive(client, collected, todo, settings, gold) -> Iterator[tuple[int, SubmissionResult]]:
-    """Keep every worker thread busy with one student, never more: a task queued behind another on a worker
-    would be charged with that worker's death too. A task whose worker died is queued again, up to RETRIES."""
-    from dask.distributed import wait
-    from distributed.scheduler import KilledWorker
-
-    waiting = deque(index for index, _ in todo)
-    running: dict = {}  # future -> cohort place
-    deaths: dict[int, int] = {}  # cohort place -> workers that died under its task
-    try:
-        while waiting or running:
-            free = sum(client.nthreads().values()) - len(running)
-            while free > 0 and waiting:
-                index = waiting.popleft()
-                # the submission goes as bytes, read only now: a bounded number are held in memory at once
-                future = client.submit(run_task, task_for(collected[index]), settings, gold, pure=False,
-                                       key=f"grade-{index}-{uuid.uuid4().hex[:8]}")
-                running[future] = index
-                free -= 1
-            if not running:
-                time.sleep(POLL_SECONDS)  # no worker yet (starting, restarting, or still queued on a batch system)
-                continue
-            try:
-                done, _ = wait(list(running), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
-            except TimeoutError:  # none finished: look for free workers again
-                continue
-            for future in done:
-                index = running.pop(future)
-                try:
-                    result = future.result()
-                except KilledWorker as err:
-                    deaths[index] = deaths.get(index, 0) + 1
-                    if deaths[index] <= RETRIES:
-                        waiting.appendleft(index)
-                        continue
-                    why = f"the grading task's worker died {deaths[index]} times ({type(err).__name__}: {err})"
-                    result = failed_row(collected[index].student, settings, why)
-                except Exception as err:  # noqa: BLE001 (a lost scheduler, ...: that student's row says so)
-                    result = failed_row(collected[index].student, settings,
-                                        f"the grading task did not finish ({type(err).__name__}: {err})\n"
-                                        f"{traceback.format_exc()[-2000:]}")
-                finally:
-                    future.release()
-                yield index, result
-    except Exception as err:  # noqa: BLE001 (the scheduler went away: the students left get rows, graded next run)
-        why = f"the Dask scheduler was lost ({type(err).__name__}: {err})"
-        for index in [*running.values(), *waiting]:
-            yield index, failed_row(collected[index].student, settings, why)

@@ -40,7 +40,8 @@ from .judges import SOLUTIONS
 from .sandbox import JobResult, run_job
 
 if TYPE_CHECKING:  # cohort imports this module
-    from .cohort import Cluster, CohortRun
+    from .cohort import CohortRun
+    from .dask_tasks import Cluster
 
 ERROR_TYPE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,60}$")
 CELL_WHERE = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb cell \d+( \([A-Za-z0-9_.-]{1,60}\))? line \d+$")
@@ -286,7 +287,8 @@ def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings
                  progress: bool = True, cluster: Cluster | None = None, force: bool = False) -> CohortRun:
     """Collect, grade every student (in parallel on Dask when ``cluster`` says so; unchanged students kept
     from an earlier run unless ``force``), and write grades.csv, reasons.json, flags.csv and the instructor's log."""
-    from .cohort import Cluster, grade_cohort
+    from .cohort import grade_cohort
+    from .dask_tasks import Cluster
 
     gold = load_gold(settings)
     out.mkdir(parents=True, exist_ok=True)

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from .confinement import NOBODY, REPO, Cgroup, Limits, Mounts, bwrap_argv, status
 from .isolation import limit_resources
+from .nbgrader_one import die_with_parent
 
 # what notebook code may know of the grader's environment
 PASSED_ENV = ("COURSE_PRESET", "COURSE_DATA_DIR", "COURSE_OUT_DIR", "NBGRADER_EXECUTION", "NBGRADER_VALIDATING")
@@ -218,6 +219,7 @@ def run_unconfined(argv: list[str], problem: str) -> None:
 
 
 def main(argv: list[str]) -> None:
+    die_with_parent()  # jupyter's process gone (killed with its grading task): this one and its sandbox go too
     problem = status()
     if problem is not None:
         run_unconfined(argv, problem)

@@ -5,7 +5,10 @@
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -33,6 +36,11 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     os.environ.pop("GRADING_HIDDEN_PATHS", None)
     # unix sockets: ZMQ over TCP cannot reach a kernel in its own network namespace
     c.KernelManager.transport = "ipc"
+    # and in a folder of this process's own: jupyter_client numbers socket files by which names are free yet, so
+    # parallel nbgrader processes in one course folder (autograder autograde --workers) could pick the same ones
+    sockets = tempfile.mkdtemp(prefix="nbgrader-sockets-")
+    atexit.register(shutil.rmtree, sockets, True)
+    c.KernelManager.ip = os.path.join(sockets, "kernel")
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.timeout = timeout  # seconds per cell; a cell past it is interrupted and scores zero
     c.Execute.interrupt_on_timeout = True

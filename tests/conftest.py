@@ -54,3 +54,17 @@ def world_dir(_world_files) -> Path:
 def world_answers(_world_files) -> Path:
     """The grader-only test answers (birth_test.tsv) of the world in ``world_dir``."""
     return _world_files[TEST_ANSWERS]
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server (Debian's binaries) for this test process, stopped at the end; each module that
+    uses it creates a database of its own name."""
+    import postgres_server
+
+    bin_dir, why = postgres_server.find_binaries()
+    if bin_dir is None:
+        pytest.skip(why)
+    server = postgres_server.start_server()
+    yield server
+    server.stop()

@@ -89,7 +89,7 @@ def graded(run_page) -> Path:
 def test_the_page_has_the_whole_path():
     """Does the page show every step as a command: world, bundle, gradebook, autograde, grade, report, export?"""
     text = "\n".join(doc_blocks(DOC.read_text(encoding="utf-8")))
-    for step in ("course_lib world", "autograder bundle", "generate_assignment", "nbgrader autograde",
+    for step in ("course_lib world", "autograder bundle", "generate_assignment", "autograder autograde",
                  "autograder grade", "autograder report", "nbgrader export"):
         assert step in text, step
 
@@ -112,8 +112,16 @@ def test_nbgraders_export_holds_the_trusted_scores(graded):
 
 def test_the_parallel_rerun_keeps_the_unchanged_students(run_page):
     """Does the page's --workers run, after step 3 graded everyone, keep both students instead of regrading?"""
-    rerun = [out for block, out in run_page[1] if "--workers" in block]
+    rerun = [out for block, out in run_page[1] if "--workers" in block and "autograder autograde" not in block]
     assert rerun and "0 student(s) graded, 2 unchanged" in rerun[0], rerun
+
+
+def test_the_parallel_autograde_reached_both_students(run_page):
+    """Did the page's parallel nbgrader autograde (two workers, the SQLite gradebook) autograde both students?"""
+    course, printed = run_page
+    said = next(out for block, out in printed if "autograder autograde" in block)
+    assert "2 student(s) autograded" in said, said
+    assert all((course / "autograded" / s / "a5" / NB03).is_file() for s in ("ada", "bo"))
 
 
 def test_nothing_of_the_grader_reached_the_bundle(graded):

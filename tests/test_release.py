@@ -82,9 +82,11 @@ def _validate(path, **config):
     return Validator(**config).validate(str(path))
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in SOLUTIONS.glob("*.ipynb")))
+# one notebook with graded twin tests and no training: tests/test_notebooks.py runs every solution notebook,
+# hidden tests included, and a cell that fails there fails validate too
+@pytest.mark.parametrize("name", ["07_attention_exploration.ipynb"])
 def test_nbgrader_validate_passes_on_solutions(name, tmp_path, monkeypatch, world_dir):
-    """Does `nbgrader validate` find every test passing in this solution notebook?"""
+    """Does `nbgrader validate` find every test passing in a solution notebook?"""
     monkeypatch.setenv("COURSE_PRESET", "smoke")  # these tests are about nbgrader, not training speed
     monkeypatch.setenv("COURSE_DATA_DIR", str(world_dir))
     monkeypatch.setenv("COURSE_OUT_DIR", str(tmp_path / "outputs"))

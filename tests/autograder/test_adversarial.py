@@ -4,7 +4,8 @@ Each hostile student attacks one class of weakness (issue 20): forged probe
 outputs, a forged answer file, reading grader-only files, signalling or
 outliving the job, links to secrets, borrowed or forged run outputs, a
 malicious params pickle, malformed files, filling the disk, the network.
-Cheap honest ones (blank, partial, broken, empty) bring the cohort to 20. The
+Cheap honest ones (blank, partial, broken, empty) and a reference with hand-edited
+predictions bring the cohort to 21: the score of record's ordinary cases. The
 cohort is graded twice: one student after another into an SQLite gradebook
 (the assertions below), and on two Dask workers into a PostgreSQL gradebook
 that the tests start themselves; both must give every student and every cell
@@ -31,7 +32,6 @@ from autograder.__main__ import main
 from course_lib.runs import RUNS, run
 
 import dask_faults
-import postgres_server
 from autograder.cohort import CACHE_DIR
 from conftest import REPO, SOLUTIONS
 from gradebooks import cell_scores, course_gradebook
@@ -219,6 +219,9 @@ def cohort(tmp_path_factory, world_dir, world_answers, reference):
     listener.settimeout(0.5)
     _with_cell(blank("network"), NB02, f"PORT = {listener.getsockname()[1]}\n" + NETWORK)
     _honest_students(submitted, blank)
+    hand_edited = solved("hand_edited")  # the reference's params, one predictions file typed in by hand
+    edited = hand_edited / "outputs" / "vanilla.pretrain.dev.predictions"
+    edited.write_text("".join("Atlantis\n" for _ in edited.read_text().splitlines()))
     return dict(root=root, submitted=submitted, answers=answers, marker=marker, listener=listener)
 
 
@@ -285,22 +288,11 @@ def graded(cohort, world_dir, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def postgres():
-    """A PostgreSQL server of this module's own, stopped when the module ends."""
-    bin_dir, why = postgres_server.find_binaries()
-    if bin_dir is None:
-        pytest.skip(why)
-    server = postgres_server.start_server()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def graded_parallel(cohort, world_dir, tmp_path_factory, postgres):
     """The same cohort on two Dask workers into a PostgreSQL gradebook, with the worker under KILLED_ONCE's task
     killed (kill -9) once and the one under KILLED_TWICE's twice; then the same command again."""
     students = _students(cohort)
-    url = course_gradebook(postgres.create_database("gradebook"), students)
+    url = course_gradebook(postgres.create_database("adversarial"), students)
     out = tmp_path_factory.mktemp("grades-parallel")
     with dask_faults.local_cluster(workers=2) as cluster:
         options = ("--scheduler", cluster.scheduler_address, "--gradebook", url)
@@ -386,6 +378,50 @@ def test_nothing_reaches_the_network_or_stays_in_tmp(graded):
     """Did any job connect to a server on this machine, or leave files in the grader's temporary folder? (no)"""
     assert graded["connections"] == []
     assert list(graded["scratch"].iterdir()) == []
+
+
+def test_every_autograded_cell_and_run_split_is_scored(graded):
+    """Is the score out of every autograded nbgrader point plus every run split, one column each?"""
+    row = graded["rows"]["aa_reference"]
+    assert float(row["max_score"]) == registry.code_points() + 24
+    assert {c.grade_id for c in registry.CHECKS} <= set(row)
+
+
+def test_blank_release_gets_zero_with_reasons(graded):
+    """Does the blank release score zero, each part saying what is missing and where?"""
+    assert _score(graded, "blank") == 0
+    by_part = {p["part"]: p["reason"] for p in graded["reasons"]["blank"]}
+    assert by_part["03-span-public"].startswith("not written yet") and "03_span_corruption.ipynb cell" in \
+        by_part["03-span-public"]
+    assert "has to pass first" in by_part["vanilla_pretrain/dev"]
+
+
+def test_hand_edited_predictions_are_caught(graded):
+    """Do predictions that the submitted params do not produce get zero for that part, with the reason?"""
+    part = next(p for p in graded["reasons"]["hand_edited"] if p["part"] == "vanilla_pretrain/dev")
+    assert part["points"] == 0 and "must come from the submitted params" in part["reason"]
+    assert _score(graded, "hand_edited") == _score(graded, "aa_reference") - part["max_points"]
+
+
+def test_corrupt_notebook_gets_its_row(graded):
+    """Does a notebook that is not JSON get a row with zero and a readable reason instead of stopping the batch?"""
+    part = next(p for p in graded["reasons"]["broken_json"] if p["part"] == "05-synthesizer-equivalence")
+    assert part["points"] == 0 and "05_synthesizer.ipynb could not be loaded" in part["reason"], part
+
+
+def test_identical_submissions_are_flagged_with_both_names(graded):
+    """Are byte-identical params handed in by two students listed for the instructor with both names?"""
+    with open(graded["out"] / "flags.csv") as f:
+        flags = list(csv.DictReader(f))
+    assert any(r["file"] == "vanilla.finetune.params" and {r["student"], r["other_student"]} ==
+               {"aa_reference", "zz_reference"} for r in flags)
+
+
+def test_gradescope_results_written(graded):
+    """Is a Gradescope results.json with one test per check and run split written for each student?"""
+    for student in graded["rows"]:
+        result = json.loads((graded["out"] / "gradescope" / student / "results.json").read_text())
+        assert len(result["tests"]) == len(registry.CHECKS) + 6, student
 
 
 def test_cohort_is_mixed_and_large_enough(graded):

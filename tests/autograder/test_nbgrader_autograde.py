@@ -1,8 +1,9 @@
-"""nbgrader end to end in a temporary course: generate, submit honest and hostile work, autograde in one batch, export.
+"""nbgrader end to end in a temporary course: generate, submit honest and hostile work, autograde, export.
 
-The course holds two notebooks of the series (02 glue, 03 span corruption:
-27 points); the hostile submissions carry only notebook 03, to keep the
-batch inside the suite's time budget.
+The autograde is the instructor's `autograder autograde`: every student's nbgrader autograde
+a task on two Dask workers (one killed mid-student), into a real PostgreSQL gradebook. The
+course holds two notebooks of the series (02 glue, 03 span corruption: 27 points); the
+hostile submissions carry only notebook 03, to keep the batch inside the suite's time budget.
 """
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ from autograder.nbgrader_report import explain
 # a slower or busier CI machine needs room (each submission has its own cell timeout inside)
 pytestmark = pytest.mark.timeout(900)
 
+import dask_faults
 from conftest import SOLUTIONS
 
 NB02, NB03 = "02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb"
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 CELL_TIMEOUT = 15  # seconds: the hanging submission waits this long once
+KILLED = "reference"  # the worker autograding this student is killed (kill -9) once: the retry must grade it
 MEMORY_MB = 3000
 
 EXPECTED = {  # student -> total autograded score (of 27)
@@ -123,8 +126,10 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory, world_dir, world_answers):
-    """A course after generate_assignment, submission, one autograde batch and a CSV export."""
+def course(tmp_path_factory, world_dir, world_answers, postgres):
+    """A course with a PostgreSQL gradebook after generate_assignment, submission, one parallel autograde of
+    every student (`autograder autograde` on two Dask workers, the worker under the reference killed once) and a
+    CSV export."""
     course = tmp_path_factory.mktemp("nbgrader") / "course"
     (course / "source" / "a5").mkdir(parents=True)
     for name in (NB02, NB03):
@@ -133,15 +138,14 @@ def course(tmp_path_factory, world_dir, world_answers):
     grader_only.mkdir(mode=0o700)
     answers = shutil.copy(world_answers, grader_only / "birth_test.tsv")
     os.chmod(answers, 0o600)
-    hidden = [grader_only, course / "gradebook.db", course / "submitted", course / "source"]
+    url = postgres.create_database("autograde")
     (course / "nbgrader_config.py").write_text(
         "from autograder.nbgrader_setup import configure_grading\n"
         "c = get_config()\n"
         "c.CourseDirectory.course_id = 'autograde-test'\n"
-        f"c.CourseDirectory.db_url = 'sqlite:///{course / 'gradebook.db'}'\n"
-        f"configure_grading(c, timeout={CELL_TIMEOUT}, memory_mb={MEMORY_MB}, hidden_paths={[str(p) for p in hidden]!r})\n")
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-               COURSE_PRESET="smoke", COURSE_DATA_DIR=str(world_dir), COURSE_OUT_DIR=str(course / "no-run-outputs"))
+        f"c.CourseDirectory.db_url = {url!r}\n"
+        f"configure_grading(c, timeout={CELL_TIMEOUT}, memory_mb={MEMORY_MB})\n")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
     def nbgrader(*args):
         return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
@@ -157,10 +161,29 @@ def course(tmp_path_factory, world_dir, world_answers):
                 (folder / name).write_text(nb)
             else:
                 nbformat.write(nb, folder / name)
-    autograde = nbgrader("autograde", "a5", "--force")
+    with dask_faults.local_cluster(workers=2) as cluster:
+        with dask_faults.killing(cluster.scheduler_address, {sorted(EXPECTED).index(KILLED): 1}) as killed:
+            autograde = subprocess.run(
+                [sys.executable, "-m", "autograder", "autograde", "a5", "--scheduler", cluster.scheduler_address,
+                 "--preset", "smoke", "--data-dir", str(world_dir), "--out-dir", str(course / "no-run-outputs")],
+                cwd=course, env=env, capture_output=True, text=True, timeout=900)
+    left = _processes_in(course)
     exported = nbgrader("export", "--to", str(course / "grades.csv"))
     assert exported.returncode == 0, exported.stderr[-2000:]
-    return dict(dir=course, autograde=autograde, env=env, nbgrader=nbgrader, answers=answers)
+    return dict(dir=course, autograde=autograde, env=env, nbgrader=nbgrader, answers=answers, db=url,
+                killed=[sorted(EXPECTED)[i] for i in killed], left=left)
+
+
+def _processes_in(folder: Path) -> list[str]:
+    """Command lines of the processes still working in ``folder`` (nbgrader, kernel launchers)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if Path(os.readlink(proc / "cwd")).is_relative_to(folder):
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +201,7 @@ def trusted(course, world_dir, tmp_path_factory):
     out = subset.parent / "grades"
     assert main(["grade", str(subset), "--out", str(out), "--data-dir", str(world_dir), "--answers",
                  str(course["answers"]), "--preset", "smoke", "--timeout", "240",
-                 "--gradebook", f"sqlite:///{course['dir'] / 'gradebook.db'}"]) == 0
+                 "--gradebook", course["db"]]) == 0
     exported = course["nbgrader"]("export", "--to", str(out / "after.csv"))
     assert exported.returncode == 0, exported.stderr[-2000:]
     with open(out / "after.csv", newline="") as f:
@@ -196,11 +219,23 @@ def _autograded_output(course, student, name=NB03) -> str:
 
 
 def test_batch_finishes_with_a_gradebook_row_per_student(course):
-    """Did the one autograde batch reach every student, with each in the exported CSV?"""
+    """Did the one parallel autograde reach every student, with each in the exported CSV, the student whose
+    worker was killed autograded on its retry, and only the unreadable notebook reported as failed?"""
     rows = _export(course)
     assert set(rows) == set(EXPECTED), course["autograde"].stderr[-3000:]
     for student in EXPECTED:
         assert (course["dir"] / "autograded" / student / "a5").is_dir() or student == "corrupt_json"
+    assert course["killed"] == [KILLED]
+    failed = [line for line in course["autograde"].stderr.splitlines() if line.startswith("  FAILED")]
+    assert len(failed) == 1 and "corrupt_json" in failed[0], course["autograde"].stderr[-3000:]
+    assert course["autograde"].returncode == 1  # as nbgrader's own: some student failed
+    log = (course["dir"] / "autograde_log.txt").read_text()
+    assert log.count("===== ") == len(EXPECTED) and f"===== {KILLED}: ok" in log
+
+
+def test_nothing_keeps_running_after_the_batch(course):
+    """Did the killed worker's nbgrader and kernel die with it, and every other student's too? (nothing left)"""
+    assert course["left"] == []
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
@@ -213,7 +248,7 @@ def test_each_submission_gets_its_expected_score(course, student):
 
 def test_every_lost_point_has_a_readable_reason(course):
     """Does the report name why each student lost points, in words a student can act on?"""
-    totals, reasons = explain(course["dir"], "a5")
+    totals, reasons = explain(course["dir"], "a5", course["db"])
     assert {s: round(t, 2) for s, t in totals.items()} == EXPECTED
     by_student = {}
     for r in reasons:

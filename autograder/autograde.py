@@ -1,0 +1,153 @@
+"""``nbgrader autograde`` of a whole cohort, one task per student on Dask distributed.
+
+Each student is nbgrader's own ``autograde ASSIGNMENT --student S``, run by
+``autograder.nbgrader_one`` in a child process of the task, in the course folder, with the
+grading kernel (``autograder.kernel``: the sandbox applies on every worker). A student whose
+autograde fails, hangs past ``timeout`` or whose worker dies (it is retried once on another
+worker) gets a reason in the result; nobody else is affected.
+
+The gradebook: PostgreSQL takes parallel writers as it is. A SQLite gradebook takes one writer
+at a time, and can refuse a second outright ("database is locked"), so with SQLite every
+gradebook session of every student's nbgrader holds a lock file beside the database
+(``GRADEBOOK.db.lock``): sessions are short and take turns, the kernels run in parallel. A
+SQLite gradebook therefore needs its workers on this machine (or one filesystem with working
+``flock``); a cluster of machines should use PostgreSQL.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .collect import is_safe_name
+from .dask_tasks import Cluster, run_tasks
+from .nbgrader_one import LOCK_VARIABLE
+
+LOG_TAIL = 4000  # characters of nbgrader's output kept for a student whose autograde failed
+SKIPPED = "Skipping existing assignment"  # what nbgrader says of a student it autograded before (no --force)
+
+
+@dataclass(frozen=True)
+class AutogradeSettings:
+    """What every student's nbgrader autograde runs with."""
+
+    course: Path  # the nbgrader course folder (nbgrader_config.py, submitted/, autograded/), absolute
+    assignment: str  # nbgrader assignment id
+    db_url: str  # the gradebook nbgrader writes; a relative SQLite path is relative to ``course``
+    db_given: bool  # pass db_url to nbgrader (--db) rather than leave it to the course's nbgrader_config.py
+    kernel_env: tuple[tuple[str, str], ...]  # COURSE_PRESET, COURSE_DATA_DIR, COURSE_OUT_DIR for the kernels
+    force: bool = False  # autograde again students nbgrader autograded before
+    timeout: float = 3600.0  # seconds for one student's whole autograde; then it is stopped and marked
+    unconfined: bool = False  # let the grading kernel start without confinement (GRADING_ALLOW_UNCONFINED=1)
+
+
+@dataclass
+class Autograded:
+    """One student's nbgrader autograde, as the instructor reads it."""
+
+    student: str  # nbgrader student id (the folder in submitted/)
+    ok: bool  # nbgrader finished without error
+    seconds: float  # wall time of this student's autograde
+    reason: str  # "" when ok, else why not, in a line
+    log: str  # nbgrader's own output for this student (its tail when it failed)
+    skipped: bool = False  # nbgrader had autograded this student before and left it (no --force)
+
+
+def sqlite_path(settings: AutogradeSettings) -> Path | None:
+    """The gradebook's file when it is SQLite, else None."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.db_url)
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return settings.course / url.database  # an absolute database path stays as it is
+
+
+def course_db_url(course: Path) -> str:
+    """The gradebook URL the course's nbgrader_config.py sets (nbgrader's default if it sets none)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config() \
+        if (course / "nbgrader_config.py").is_file() else None
+    url = config.CourseDirectory.get("db_url") if config is not None else None
+    return url or f"sqlite:///{course / 'gradebook.db'}"
+
+
+def students_of(course: Path, assignment: str) -> tuple[list[str], list[str]]:
+    """(students with a submission folder, folder names skipped because nbgrader could not take them as ids)."""
+    folder = course / "submitted"
+    names = sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir()) if folder.is_dir() else []
+    return [n for n in names if is_safe_name(n)], [n for n in names if not is_safe_name(n)]
+
+
+def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
+    """In a task: nbgrader autograde of one student, stopped (with its kernels) after ``settings.timeout``."""
+    env = {**os.environ, **dict(settings.kernel_env),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # alembic, jupyter
+    database = sqlite_path(settings)
+    if database is not None:
+        env[LOCK_VARIABLE] = f"{database}.lock"
+    if settings.unconfined:
+        env["GRADING_ALLOW_UNCONFINED"] = "1"
+    argv = [sys.executable, "-m", "autograder.nbgrader_one", "autograde", settings.assignment, "--student", student]
+    argv += ["--force"] * settings.force + [f"--db={settings.db_url}"] * settings.db_given
+    start = time.perf_counter()
+    # a session of its own, so a timeout stops it all; its kernels die with it (parent-death signals)
+    process = subprocess.Popen(argv, cwd=settings.course, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=settings.timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        return Autograded(student, False, time.perf_counter() - start,
+                          f"stopped after {settings.timeout:g} s (--timeout)", output[-LOG_TAIL:])
+    seconds = time.perf_counter() - start
+    if process.returncode != 0:
+        errors = [line for line in output.splitlines() if "| ERROR]" in line or line.startswith("nbgrader.")]
+        first = errors[0].split("]", 1)[-1].strip() if errors else f"nbgrader exited with status {process.returncode}"
+        return Autograded(student, False, seconds, first[:300], output[-LOG_TAIL:])
+    return Autograded(student, True, seconds, "", output, skipped=SKIPPED in output)
+
+
+def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: Cluster,
+                     progress: bool = True) -> list[Autograded]:
+    """Every student's autograde (one task each; in this process, one after another, for ``Cluster(1)``);
+    one result per student, in the order given."""
+    from tqdm.auto import tqdm
+
+    def failed(place: int, why: str) -> Autograded:
+        return Autograded(students[place], False, 0.0, f"could not be autograded: {why.splitlines()[0]}", why)
+
+    attempts: dict[int, int] = {}
+
+    def task(place: int) -> tuple:
+        attempts[place] = attempts.get(place, 0) + 1
+        # a retry after its worker died redoes the student: the first try may have left a partial autograded/ folder,
+        # which nbgrader would otherwise skip as done
+        return autograde_one, (students[place], settings if attempts[place] == 1 else replace(settings, force=True))
+
+    places = list(range(len(students)))
+    finished = ((place, autograde_one(students[place], settings)) for place in places) if cluster.serial \
+        else run_tasks(places, task, failed, cluster, "autograde")
+    results: dict[int, Autograded] = {}
+    with tqdm(total=len(students), desc="nbgrader autograde", unit="student", disable=not progress) as bar:
+        for place, result in finished:
+            if place in results:
+                continue
+            results[place] = result
+            bar.update()
+            bar.set_postfix(failed=sum(not r.ok for r in results.values()), refresh=False)
+    return [results[place] for place in places]
+
+
+def write_log(results: list[Autograded], path: Path) -> Path:
+    """The instructor's log: each student's outcome and nbgrader's output."""
+    with open(path, "w", encoding="utf-8") as f:
+        for r in results:
+            f.write(f"===== {r.student}: {'ok' if r.ok else 'FAILED: ' + r.reason} ({r.seconds:.1f} s)\n{r.log}\n")
+    return path

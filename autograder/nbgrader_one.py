@@ -1,0 +1,87 @@
+"""One student's ``nbgrader autograde``, as a child process of a grading task (``autograder.autograde``).
+
+    python -m autograder.nbgrader_one autograde ASSIGNMENT --student S [--force] [--db URL]
+
+It is nbgrader's own command, with two differences for running many at once:
+- with ``GRADEBOOK_LOCK`` set (a SQLite gradebook), every gradebook session nbgrader opens
+  holds an exclusive lock on that file, so parallel students' writes take turns instead of
+  failing with "database is locked" (SQLite's own locking can refuse a writer outright);
+- it dies with the task that started it (the parent-death signal), and the grading kernels
+  die with it (``autograder.kernel`` does the same), so a killed worker leaves nothing running.
+"""
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import signal
+import sys
+import threading
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+LOCK_VARIABLE = "GRADEBOOK_LOCK"
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the process (thread) that started it ends; Linux only, else nothing."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent was gone before the signal was armed
+        os._exit(1)
+
+
+def serialize_gradebook_sessions(lock_path: str) -> None:
+    """Hold an exclusive lock on ``lock_path`` from the moment a Gradebook opens until the last one closes."""
+    from nbgrader import api
+
+    state = {"open": 0, "fd": None}
+    guard = threading.Lock()
+    original_init, original_close = api.Gradebook.__init__, api.Gradebook.close
+
+    def acquire() -> None:
+        with guard:
+            if state["open"] == 0:
+                state["fd"] = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(state["fd"], fcntl.LOCK_EX)  # waits for the other students' sessions
+            state["open"] += 1
+
+    def release() -> None:
+        with guard:
+            state["open"] -= 1
+            if state["open"] == 0:
+                os.close(state["fd"])  # closing drops the lock
+
+    def __init__(self, *args, **kwargs):
+        acquire()
+        try:
+            original_init(self, *args, **kwargs)
+        except BaseException:
+            release()
+            raise
+        self._course_lock_held = True
+
+    def close(self):
+        try:
+            original_close(self)
+        finally:
+            if getattr(self, "_course_lock_held", False):
+                self._course_lock_held = False
+                release()
+
+    api.Gradebook.__init__, api.Gradebook.close = __init__, close
+
+
+def main(argv: list[str]) -> None:
+    die_with_parent()
+    if os.environ.get(LOCK_VARIABLE):
+        serialize_gradebook_sessions(os.environ[LOCK_VARIABLE])
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+
+    NbGraderApp.launch_instance(argv=argv)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

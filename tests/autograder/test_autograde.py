@@ -1,0 +1,92 @@
+"""The cohort's nbgrader autograde: its gradebook, its students, a student that hangs, SQLite writes taking turns.
+
+Whole autogrades (hostile students, a worker killed, a PostgreSQL gradebook) are in
+test_nbgrader_autograde.py; the instructor's literal commands (SQLite, two workers) in
+tests/test_docs_commands.py.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from autograder.autograde import AutogradeSettings, autograde_one, course_db_url, sqlite_path, students_of
+from autograder.dask_tasks import Cluster
+
+
+def _settings(course: Path, url: str, **kwargs) -> AutogradeSettings:
+    return AutogradeSettings(course, "a5", url, False, (("COURSE_PRESET", "smoke"),), **kwargs)
+
+
+def test_sqlite_gradebooks_are_found_relative_to_the_course(tmp_path):
+    """Is a relative SQLite gradebook taken in the course folder, an absolute one as it is, and PostgreSQL not?"""
+    assert sqlite_path(_settings(tmp_path, "sqlite:///gradebook.db")) == tmp_path / "gradebook.db"
+    assert sqlite_path(_settings(tmp_path, "sqlite:////srv/g.db")) == Path("/srv/g.db")
+    assert sqlite_path(_settings(tmp_path, "postgresql://grader@dbhost/course")) is None
+
+
+def test_the_gradebook_url_comes_from_the_course_config(tmp_path):
+    """Does the command use the db_url of the course's nbgrader_config.py, and nbgrader's default without one?"""
+    assert course_db_url(tmp_path) == f"sqlite:///{tmp_path / 'gradebook.db'}"
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.db_url = 'postgresql:///a5'\n")
+    assert course_db_url(tmp_path) == "postgresql:///a5"
+
+
+def test_only_usable_student_folders_are_autograded(tmp_path):
+    """Are folders without the assignment ignored, and names nbgrader cannot take as ids set apart?"""
+    for name in ("ann", "ben", "bad name", ".hidden"):
+        (tmp_path / "submitted" / name / "a5").mkdir(parents=True)
+    (tmp_path / "submitted" / "cal").mkdir()
+    assert students_of(tmp_path, "a5") == (["ann", "ben"], [".hidden", "bad name"])
+
+
+def test_a_student_past_the_time_limit_is_stopped_with_a_reason(tmp_path):
+    """Is a student's nbgrader that never finishes stopped at --timeout, marked, and nothing of it left running?"""
+    (tmp_path / "submitted" / "ann" / "a5").mkdir(parents=True)
+    marker = tmp_path / "started"
+    # nbgrader reads the course's config first: this one never lets it go on
+    (tmp_path / "nbgrader_config.py").write_text(
+        f"import pathlib, time\npathlib.Path({str(marker)!r}).write_text(str(__import__('os').getpid()))\n"
+        "time.sleep(600)\n")
+    start = time.monotonic()
+    result = autograde_one("ann", _settings(tmp_path, "sqlite:///gradebook.db", timeout=5))
+    assert time.monotonic() - start < 60
+    assert not result.ok and result.reason == "stopped after 5 s (--timeout)"
+    pid = int(marker.read_text())
+    time.sleep(0.5)
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+LOCK_HOLDER = """
+import sys, time
+from autograder.nbgrader_one import serialize_gradebook_sessions
+serialize_gradebook_sessions(sys.argv[1])
+from nbgrader.api import Gradebook
+with Gradebook(sys.argv[2]) as gb:
+    opened = time.time()
+    time.sleep(float(sys.argv[3]))
+    closed = time.time()
+print(opened, closed)
+"""
+
+
+def test_sqlite_gradebook_sessions_take_turns(tmp_path):
+    """With the lock, does a second process's gradebook session wait until the first one's has closed?"""
+    url, lock = f"sqlite:///{tmp_path / 'gradebook.db'}", str(tmp_path / "gradebook.db.lock")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
+    subprocess.run([sys.executable, "-c", LOCK_HOLDER, lock, url, "0"], check=True, env=env)  # a new gradebook
+    first = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, lock, url, "3"], stdout=subprocess.PIPE, text=True,
+                             env=env)
+    time.sleep(1.5)  # the first has its session open by now (its imports take about a second)
+    second = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, lock, url, "0"], stdout=subprocess.PIPE, text=True,
+                              env=env)
+    (opened1, closed1), (opened2, _) = ([float(x) for x in p.communicate(timeout=120)[0].split()]
+                                        for p in (first, second))
+    assert opened1 < closed1 <= opened2, "the second session opened while the first was still open"
+
+
+def test_one_worker_runs_in_this_process():
+    """Does --workers 1 autograde here, one student after another, rather than start a cluster?"""
+    assert Cluster(1).serial
