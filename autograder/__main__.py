@@ -183,7 +183,8 @@ def _autograde(args) -> int:
     skipped = [r.student for r in results if r.skipped]
     print(f"nbgrader autograde: {len(done)} student(s) autograded"
           + (f" ({sum(r.seconds for r in done) / len(done):.1f} s each)" if done else "")
-          + (f", {len(skipped)} autograded before and left as they were (--force redoes them)" if skipped else ""))
+          + (f", {len(skipped)} unchanged since they were autograded, left as they were (--force redoes them)"
+             if skipped else ""))
     for r in results:
         if not r.ok:
             print(f"  FAILED {r.student}: {r.reason}", file=sys.stderr)

@@ -15,6 +15,8 @@ SQLite gradebook therefore needs its workers on this machine (or one filesystem 
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -25,8 +27,9 @@ from pathlib import Path
 
 from .collect import is_safe_name
 from .dask_tasks import Cluster, run_tasks
-from .nbgrader_one import LOCK_VARIABLE
+from .nbgrader_one import LOCK_VARIABLE, PARENT_VARIABLE
 
+STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash of the submission autograded last
 LOG_TAIL = 4000  # characters of nbgrader's output kept for a student whose autograde failed
 SKIPPED = "Skipping existing assignment"  # what nbgrader says of a student it autograded before (no --force)
 
@@ -86,7 +89,7 @@ def students_of(course: Path, assignment: str) -> tuple[list[str], list[str]]:
 
 def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
     """In a task: nbgrader autograde of one student, stopped (with its kernels) after ``settings.timeout``."""
-    env = {**os.environ, **dict(settings.kernel_env),
+    env = {**os.environ, **dict(settings.kernel_env), PARENT_VARIABLE: str(os.getpid()),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # alembic, jupyter
     database = sqlite_path(settings)
     if database is not None:
@@ -114,11 +117,57 @@ def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
     return Autograded(student, True, seconds, "", output, skipped=SKIPPED in output)
 
 
+def submission_hash(course: Path, assignment: str, student: str) -> str:
+    """What the student handed in: every regular file's name and bytes (links are not followed)."""
+    folder = course / "submitted" / student / assignment
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        digest.update(f"\0{path.relative_to(folder).as_posix()}\0{path.stat().st_size}\0".encode())
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _read_state(path: Path) -> dict[str, str]:
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in state.items()} if isinstance(state, dict) else {}
+    except (OSError, ValueError):
+        return {}  # none yet, or unreadable: nbgrader's own rule decides
+
+
+def _write_state(path: Path, state: dict[str, str]) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(partial, path)
+
+
 def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: Cluster,
                      progress: bool = True) -> list[Autograded]:
     """Every student's autograde (one task each; in this process, one after another, for ``Cluster(1)``);
-    one result per student, in the order given."""
+    one result per student, in the order given.
+
+    Re-runs: the hash of each student's submission autograded last is kept in the course's
+    ``autograde_state.json``. A student autograded before with the same files is not started again; one
+    whose files changed since, or whose autograde failed, is autograded again (nbgrader alone would skip it);
+    ``force`` redoes everyone.
+    """
     from tqdm.auto import tqdm
+
+    state_path = settings.course / STATE_FILE
+    kept = _read_state(state_path)
+    hashes = {s: submission_hash(settings.course, settings.assignment, s) for s in students}
+    results: dict[int, Autograded] = {}
+    todo, redo = [], set()
+    for place, student in enumerate(students):
+        done_before = (settings.course / "autograded" / student / settings.assignment).is_dir()
+        if done_before and not settings.force and kept.get(student) == hashes[student]:
+            results[place] = Autograded(student, True, 0.0, "", "unchanged since its last autograde", skipped=True)
+            continue
+        todo.append(place)
+        if done_before and student in kept:  # autograded before, by this command, from other files
+            redo.add(place)
 
     def failed(place: int, why: str) -> Autograded:
         return Autograded(students[place], False, 0.0, f"could not be autograded: {why.splitlines()[0]}", why)
@@ -129,20 +178,29 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: 
         attempts[place] = attempts.get(place, 0) + 1
         # a retry after its worker died redoes the student: the first try may have left a partial autograded/ folder,
         # which nbgrader would otherwise skip as done
-        return autograde_one, (students[place], settings if attempts[place] == 1 else replace(settings, force=True))
+        force = settings.force or place in redo or attempts[place] > 1
+        return autograde_one, (students[place], replace(settings, force=force))
 
-    places = list(range(len(students)))
-    finished = ((place, autograde_one(students[place], settings)) for place in places) if cluster.serial \
-        else run_tasks(places, task, failed, cluster, "autograde")
-    results: dict[int, Autograded] = {}
-    with tqdm(total=len(students), desc="nbgrader autograde", unit="student", disable=not progress) as bar:
+    def here(place: int) -> Autograded:
+        fn, args = task(place)
+        return fn(*args)
+
+    finished = ((place, here(place)) for place in todo) if cluster.serial \
+        else run_tasks(todo, task, failed, cluster, "autograde")
+    with tqdm(total=len(students), initial=len(results), desc="nbgrader autograde", unit="student",
+              disable=not progress) as bar:
         for place, result in finished:
             if place in results:
                 continue
             results[place] = result
+            if result.ok and not result.skipped:
+                kept[students[place]] = hashes[students[place]]
+            elif not result.ok:  # redone, forced, next run: a failed autograde may leave a partial folder behind
+                kept[students[place]] = ""
             bar.update()
             bar.set_postfix(failed=sum(not r.ok for r in results.values()), refresh=False)
-    return [results[place] for place in places]
+    _write_state(state_path, kept)
+    return [results[place] for place in range(len(students))]
 
 
 def write_log(results: list[Autograded], path: Path) -> Path:

@@ -34,7 +34,7 @@ from course_lib.presets import get_preset
 
 from . import registry
 from .bars import Bar, load_bars
-from .collect import Collected, collect_cohort
+from .collect import OUTPUTS, Collected, collect_cohort
 from .confinement import Limits
 from .judges import SOLUTIONS
 from .sandbox import JobResult, run_job
@@ -157,13 +157,13 @@ def grade_code(notebooks: list[Path], settings: Settings, log: list[str]) -> lis
 
 def _decode(folder: Path, settings: Settings, questions: dict[str, list[str]], log: list[str]) -> JobResult | None:
     """Answer every question with trusted model code and each run part's params (no student code runs)."""
-    present = [p for p in registry.RUN_PARTS if (folder / "outputs" / p.params).is_file()]
+    present = [p for p in registry.RUN_PARTS if (folder / OUTPUTS / p.params).is_file()]
     if not present:
         return None
     preset = get_preset(settings.preset)
     files = {layout.WIKI: settings.data_dir / layout.WIKI,
              "synthesizer_reference.ipynb": SOLUTIONS / "05_synthesizer.ipynb"}
-    files.update({f"{p.name}.params": folder / "outputs" / p.params for p in present})
+    files.update({f"{p.name}.params": folder / OUTPUTS / p.params for p in present})
     request = {"wiki": layout.WIKI, "block_size": preset.block_size, "model": dict(preset.model),
                "synthesizer_reference": "synthesizer_reference.ipynb", "batch_size": preset.eval_batch_size,
                "parts": [{"name": p.name, "params": f"{p.name}.params", "attention": p.attention,
@@ -202,10 +202,10 @@ def _run_problem(folder, part, pred_name, split, passed, job, decoded, gold):
     missing = [g for g in part.needs if g not in passed]
     if missing:
         return f"the code this run depends on has to pass first: {', '.join(missing)}"
-    pred_path = folder / "outputs" / pred_name
+    pred_path = folder / OUTPUTS / pred_name
     if not pred_path.is_file():
         return f"{pred_name} is not in the submission"
-    if not (folder / "outputs" / part.params).is_file():
+    if not (folder / OUTPUTS / part.params).is_file():
         return f"{part.params} is not in the submission"
     try:
         predictions = read_predictions(pred_path)
@@ -275,7 +275,7 @@ def duplicates(collected: list[Collected]) -> list[tuple[str, str, str]]:
     for c in collected:
         if c.folder is None:
             continue
-        for path in sorted((c.folder / "outputs").glob("*")) if (c.folder / "outputs").is_dir() else []:
+        for path in sorted((c.folder / OUTPUTS).glob("*")) if (c.folder / OUTPUTS).is_dir() else []:
             seen[(path.name, hashlib.sha256(path.read_bytes()).hexdigest())].append(c.student)
     pairs = []
     for (name, _), students in sorted(seen.items()):

@@ -219,7 +219,8 @@ def run_unconfined(argv: list[str], problem: str) -> None:
 
 
 def main(argv: list[str]) -> None:
-    die_with_parent()  # jupyter's process gone (killed with its grading task): this one and its sandbox go too
+    # jupyter's process gone (killed with its grading task): this one and its sandbox go too
+    die_with_parent("JPY_PARENT_PID")  # jupyter_client names itself there
     problem = status()
     if problem is not None:
         run_unconfined(argv, problem)

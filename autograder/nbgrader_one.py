@@ -20,16 +20,20 @@ import threading
 
 PR_SET_PDEATHSIG = 1  # prctl(2)
 LOCK_VARIABLE = "GRADEBOOK_LOCK"
+PARENT_VARIABLE = "AUTOGRADE_PARENT_PID"  # the grading task's pid, set by autograder.autograde
 
 
-def die_with_parent() -> None:
-    """SIGKILL this process when the process (thread) that started it ends; Linux only, else nothing."""
+def die_with_parent(parent_variable: str) -> None:
+    """SIGKILL this process when the process (thread) that started it ends; Linux only, else nothing.
+    ``parent_variable`` names the environment variable holding the parent's pid, if it set one: a parent
+    already gone before the signal was armed ends this process at once."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         return
-    if os.getppid() == 1:  # the parent was gone before the signal was armed
+    parent = os.environ.get(parent_variable, "")
+    if parent.isdigit() and os.getppid() != int(parent):
         os._exit(1)
 
 
@@ -75,7 +79,7 @@ def serialize_gradebook_sessions(lock_path: str) -> None:
 
 
 def main(argv: list[str]) -> None:
-    die_with_parent()
+    die_with_parent(PARENT_VARIABLE)
     if os.environ.get(LOCK_VARIABLE):
         serialize_gradebook_sessions(os.environ[LOCK_VARIABLE])
     from nbgrader.apps.nbgraderapp import NbGraderApp

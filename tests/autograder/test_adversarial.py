@@ -222,7 +222,9 @@ def cohort(tmp_path_factory, world_dir, world_answers, reference):
     hand_edited = solved("hand_edited")  # the reference's params, one predictions file typed in by hand
     edited = hand_edited / "outputs" / "vanilla.pretrain.dev.predictions"
     edited.write_text("".join("Atlantis\n" for _ in edited.read_text().splitlines()))
-    return dict(root=root, submitted=submitted, answers=answers, marker=marker, listener=listener)
+    yield dict(root=root, submitted=submitted, answers=answers, marker=marker, listener=listener)
+    listener.close()
+    shutil.rmtree(marker.parent, ignore_errors=True)
 
 
 def _honest_students(submitted: Path, blank) -> None:

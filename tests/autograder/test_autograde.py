@@ -12,7 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.autograde import AutogradeSettings, autograde_one, course_db_url, sqlite_path, students_of
+import autograder.autograde as autograde_module
+from autograder.autograde import (AutogradeSettings, Autograded, autograde_cohort, autograde_one, course_db_url,
+                                  sqlite_path, students_of)
 from autograder.dask_tasks import Cluster
 
 
@@ -85,6 +87,39 @@ def test_sqlite_gradebook_sessions_take_turns(tmp_path):
     (opened1, closed1), (opened2, _) = ([float(x) for x in p.communicate(timeout=120)[0].split()]
                                         for p in (first, second))
     assert opened1 < closed1 <= opened2, "the second session opened while the first was still open"
+
+
+def test_rerun_autogrades_only_what_changed(tmp_path, monkeypatch):
+    """Does a re-run leave unchanged students alone, redo (forced) a changed one and a failed one, and --force all?"""
+    for student in ("ann", "ben", "cal"):
+        (tmp_path / "submitted" / student / "a5").mkdir(parents=True)
+        (tmp_path / "submitted" / student / "a5" / "03.ipynb").write_text(student)
+    started: list[tuple[str, bool]] = []
+    failing = {"cal"}
+
+    def autograde_one(student, settings):  # nbgrader's part, stubbed: it makes the autograded folder
+        started.append((student, settings.force))
+        (tmp_path / "autograded" / student / "a5").mkdir(parents=True, exist_ok=True)
+        return Autograded(student, student not in failing, 1.0, "boom" if student in failing else "", "")
+
+    monkeypatch.setattr(autograde_module, "autograde_one", autograde_one)
+
+    def again(**kwargs):
+        started.clear()
+        results = autograde_cohort(_settings(tmp_path, "sqlite:///gradebook.db", **kwargs), ["ann", "ben", "cal"],
+                                   Cluster(1), progress=False)
+        return [(r.student, r.ok, r.skipped) for r in results]
+
+    assert again() == [("ann", True, False), ("ben", True, False), ("cal", False, False)]
+    failing.clear()
+    assert again() == [("ann", True, True), ("ben", True, True), ("cal", True, False)] and started == [("cal", True)]
+    (tmp_path / "submitted" / "ben" / "a5" / "03.ipynb").write_text("ben, handed in again")
+    again()
+    assert started == [("ben", True)]  # nbgrader alone would skip it: its autograded folder exists
+    again()
+    assert started == []
+    again(force=True)
+    assert started == [("ann", True), ("ben", True), ("cal", True)]
 
 
 def test_one_worker_runs_in_this_process():
