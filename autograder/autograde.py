@@ -12,6 +12,9 @@ gradebook session of every student's nbgrader holds a lock file beside the datab
 (``GRADEBOOK.db.lock``): sessions are short and take turns, the kernels run in parallel. A
 SQLite gradebook therefore needs its workers on this machine (or one filesystem with working
 ``flock``); a cluster of machines should use PostgreSQL.
+
+Re-runs start only students whose submitted files changed since their last autograde, or
+whose autograde failed (``autograde_state.json`` in the course folder keeps the hashes).
 """
 from __future__ import annotations
 
@@ -57,7 +60,7 @@ class Autograded:
     seconds: float  # wall time of this student's autograde
     reason: str  # "" when ok, else why not, in a line
     log: str  # nbgrader's own output for this student (its tail when it failed)
-    skipped: bool = False  # nbgrader had autograded this student before and left it (no --force)
+    skipped: bool = False  # left as it was: unchanged since its last autograde (or nbgrader skipped it)
 
 
 def sqlite_path(settings: AutogradeSettings) -> Path | None:
