@@ -10,6 +10,15 @@ from pathlib import Path
 from course_lib import layout
 
 
+def _cluster_options(parser: argparse.ArgumentParser, done: str) -> None:
+    """--workers and --scheduler: where the students' tasks run, the same for both graders."""
+    parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
+                        help=f"students {done} at once, each a task on a local Dask cluster of this many worker "
+                             "processes (default: one per core); 1 takes them one after another in this process")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="use an existing Dask cluster (e.g. tcp://host:8786) instead of a local one")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -35,11 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--unconfined", action="store_true",
                        help="grade even where confinement is unavailable (submission code then runs with only time "
                             "and memory limits: it can read what the grader can); without it the grader refuses")
-    grade.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
-                       help="students graded at once, each a task on a local Dask cluster of this many worker "
-                            "processes (default: one per core); 1 grades in this process, one after another")
-    grade.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                       help="grade on an existing Dask cluster (e.g. tcp://host:8786) instead of a local one")
+    _cluster_options(grade, "graded")
     grade.add_argument("--force", action="store_true",
                        help="grade every student again, even those whose files and settings are unchanged since the "
                             "results kept in OUT/results/")
@@ -57,12 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     auto.add_argument("--out-dir", default="outputs",
                       help="COURSE_OUT_DIR for the grading kernels: each submission's run files, relative to its "
                            "notebooks")
-    auto.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)),
-                      help="students autograded at once, each a task on a local Dask cluster of this many worker "
-                           "processes (default: one per core); 1 autogrades one after another")
-    auto.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                      help="autograde on an existing Dask cluster (e.g. tcp://host:8786) instead of a local one")
-    auto.add_argument("--force", action="store_true", help="autograde again students autograded before")
+    _cluster_options(auto, "autograded")
+    auto.add_argument("--force", action="store_true",
+                      help="autograde every student again, even those unchanged since their last autograde")
     auto.add_argument("--timeout", type=float, default=3600, help="seconds for one student's whole autograde")
     auto.add_argument("--unconfined", action="store_true",
                       help="let the grading kernel run where confinement is unavailable (submission code then "
