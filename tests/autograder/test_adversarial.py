@@ -6,11 +6,10 @@ outliving the job, links to secrets, borrowed or forged run outputs, a
 malicious params pickle, malformed files, filling the disk, the network.
 Cheap honest ones (blank, partial, broken, empty) and a reference with hand-edited
 predictions bring the cohort to 21: the score of record's ordinary cases. The
-cohort is graded twice at the same time: one student after another into an
-SQLite gradebook by the instructor's command in a process of its own (the
-assertions below), and on two Dask workers into a PostgreSQL gradebook that the
-tests start themselves; both must give every student and every cell the same
-points (issue 23).
+cohort is graded twice: one student after another into an SQLite gradebook
+(the assertions below), and on two Dask workers into a PostgreSQL gradebook
+that the tests start themselves; both must give every student and every cell
+the same points (issue 23).
 """
 from __future__ import annotations
 
@@ -19,8 +18,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import uuid
@@ -225,21 +222,7 @@ def cohort(tmp_path_factory, world_dir, world_answers, reference):
     hand_edited = solved("hand_edited")  # the reference's params, one predictions file typed in by hand
     edited = hand_edited / "outputs" / "vanilla.pretrain.dev.predictions"
     edited.write_text("".join("Atlantis\n" for _ in edited.read_text().splitlines()))
-    connections: list = []  # whatever reaches the listener while the module grades: must stay empty
-    stop = threading.Event()
-
-    def accept():
-        while not stop.is_set():
-            try:
-                connections.append(listener.accept())
-            except OSError:
-                pass
-
-    watcher = threading.Thread(target=accept, daemon=True)
-    watcher.start()
-    yield dict(root=root, submitted=submitted, answers=answers, marker=marker, connections=connections)
-    stop.set()
-    watcher.join()
+    yield dict(root=root, submitted=submitted, answers=answers, marker=marker, listener=listener)
     listener.close()
     shutil.rmtree(marker.parent, ignore_errors=True)
 
@@ -261,52 +244,35 @@ def _honest_students(submitted: Path, blank) -> None:
     (submitted / "no_assignment_folder" / "notes.txt").write_text("handed in the wrong folder")
 
 
-def _argv(cohort, world_dir, out: Path, *options: str) -> list[str]:
-    return ["grade", str(cohort["submitted"]), "--out", str(out), "--data-dir", str(world_dir), "--answers",
-            str(cohort["answers"]), "--preset", "smoke", "--gradescope", "--timeout", "240", *options]
+def _grade(cohort, world_dir, out: Path, *options: str) -> dict:
+    """One grading of the whole cohort, with the grader's temporary files in a folder of their own, and a server
+    on this machine listening for connections. (Dask workers keep theirs in their cluster's own folder.)"""
+    scratch = Path(tempfile.mkdtemp(prefix="adversarial-tmp-"))
+    connections = []
 
+    def accept():
+        while not stop.is_set():
+            try:
+                connections.append(cohort["listener"].accept())
+            except OSError:
+                pass
 
-def _results(cohort, out: Path, scratch: Path) -> dict:
+    stop = threading.Event()
+    watcher = threading.Thread(target=accept, daemon=True)
+    watcher.start()
+    saved, tempfile.tempdir = tempfile.tempdir, str(scratch)
+    try:
+        code = main(["grade", str(cohort["submitted"]), "--out", str(out), "--data-dir", str(world_dir), "--answers",
+                     str(cohort["answers"]), "--preset", "smoke", "--gradescope", "--timeout", "240", *options])
+    finally:
+        tempfile.tempdir = saved
+        stop.set()
+        watcher.join()
+    assert code == 0
     with open(out / "grades.csv") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f)}
     return dict(out=out, rows=rows, reasons=json.loads((out / "reasons.json").read_text()), scratch=scratch,
-                connections=cohort["connections"])
-
-
-def _grade(cohort, world_dir, out: Path, *options: str) -> dict:
-    """One grading of the whole cohort in this process, with the grader's temporary files in a folder of their
-    own. (Dask workers keep theirs in their cluster's own folder.)"""
-    scratch = Path(tempfile.mkdtemp(prefix="adversarial-tmp-"))
-    saved, tempfile.tempdir = tempfile.tempdir, str(scratch)
-    try:
-        code = main(_argv(cohort, world_dir, out, *options))
-    finally:
-        tempfile.tempdir = saved
-    assert code == 0
-    return _results(cohort, out, scratch)
-
-
-def _grade_in_background(cohort, world_dir, out: Path, *options: str):
-    """The same grading as the instructor's command in a process of its own (TMPDIR its own folder); returns a
-    function that waits for it and gives its results."""
-    scratch = Path(tempfile.mkdtemp(prefix="adversarial-tmp-"))
-    log = open(out.parent / f"{out.name}.log", "w+")
-    process = subprocess.Popen([sys.executable, "-m", "autograder", *_argv(cohort, world_dir, out, *options)],
-                               env=dict(os.environ, TMPDIR=str(scratch)), stdout=log, stderr=subprocess.STDOUT)
-
-    def finish(stop: bool = False) -> dict | None:
-        if stop:  # the module failed before it needed these results
-            process.kill()
-        code = process.wait(timeout=1200)
-        log.seek(0)
-        output = log.read()
-        log.close()
-        if stop:
-            return None
-        assert code == 0, output[-3000:]
-        return _results(cohort, out, scratch)
-
-    return finish
+                connections=connections)
 
 
 def _students(cohort) -> list[str]:
@@ -314,57 +280,32 @@ def _students(cohort) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def gradings(cohort, world_dir, tmp_path_factory, request):
-    """The cohort graded one student after another into an SQLite gradebook (in a process of its own), and
-    meanwhile on two Dask workers into a PostgreSQL gradebook, with the worker under KILLED_ONCE's task killed
-    (kill -9) once and the one under KILLED_TWICE's twice, then with the same command again. Yields (serial,
-    parallel); parallel is None without a PostgreSQL server."""
-    students = _students(cohort)
-    sqlite = course_gradebook(f"sqlite:///{tmp_path_factory.mktemp('gradebook') / 'gradebook.db'}", students)
-    serial_out = tmp_path_factory.mktemp("grades") / "serial"
-    finish = _grade_in_background(cohort, world_dir, serial_out, "--workers", "1", "--gradebook", sqlite)
-    parallel, scratches = None, []
-    try:
-        postgres = request.getfixturevalue("postgres")
-    except pytest.skip.Exception:
-        postgres = None
-    except BaseException:
-        finish(stop=True)
-        raise
-    try:
-        if postgres is not None:
-            url = course_gradebook(postgres.create_database("adversarial"), students)
-            out = tmp_path_factory.mktemp("grades-parallel")
-            with dask_faults.local_cluster(workers=2) as cluster:
-                options = ("--scheduler", cluster.scheduler_address, "--gradebook", url)
-                deaths = {students.index(KILLED_ONCE): 1, students.index(KILLED_TWICE): 2}
-                with dask_faults.killing(cluster.scheduler_address, deaths) as killed:
-                    first = _grade(cohort, world_dir, out, *options)
-                first["kept"] = sorted(p.stem for p in (out / CACHE_DIR).iterdir())
-                again = _grade(cohort, world_dir, out, *options)
-            parallel = {**again, "first": first, "killed": [students[i] for i in killed], "gradebook": url}
-            scratches += [first["scratch"], again["scratch"]]
-    except BaseException:
-        finish(stop=True)
-        raise
-    serial = {**finish(), "gradebook": sqlite}
-    yield serial, parallel
-    for scratch in [serial["scratch"], *scratches]:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def graded(gradings):
+def graded(cohort, world_dir, tmp_path_factory):
     """The cohort graded one student after another, into an SQLite gradebook."""
-    return gradings[0]
+    out = tmp_path_factory.mktemp("grades")
+    url = course_gradebook(f"sqlite:///{tmp_path_factory.mktemp('gradebook') / 'gradebook.db'}", _students(cohort))
+    grading = _grade(cohort, world_dir, out, "--workers", "1", "--gradebook", url)
+    yield {**grading, "gradebook": url}
+    shutil.rmtree(grading["scratch"], ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
-def graded_parallel(gradings):
-    """The same cohort on two Dask workers into a PostgreSQL gradebook, with workers killed; then again."""
-    if gradings[1] is None:
-        pytest.skip("no PostgreSQL server here (Debian: apt-get install postgresql)")
-    return gradings[1]
+def graded_parallel(cohort, world_dir, tmp_path_factory, postgres):
+    """The same cohort on two Dask workers into a PostgreSQL gradebook, with the worker under KILLED_ONCE's task
+    killed (kill -9) once and the one under KILLED_TWICE's twice; then the same command again."""
+    students = _students(cohort)
+    url = course_gradebook(postgres.create_database("adversarial"), students)
+    out = tmp_path_factory.mktemp("grades-parallel")
+    with dask_faults.local_cluster(workers=2) as cluster:
+        options = ("--scheduler", cluster.scheduler_address, "--gradebook", url)
+        deaths = {students.index(KILLED_ONCE): 1, students.index(KILLED_TWICE): 2}
+        with dask_faults.killing(cluster.scheduler_address, deaths) as killed:
+            first = _grade(cohort, world_dir, out, *options)
+        first["kept"] = sorted(p.stem for p in (out / CACHE_DIR).iterdir())
+        again = _grade(cohort, world_dir, out, *options)
+    yield {**again, "first": first, "killed": [students[i] for i in killed], "gradebook": url}
+    for grading in (first, again):
+        shutil.rmtree(grading["scratch"], ignore_errors=True)
 
 
 def _score(graded, student) -> float:
