@@ -38,8 +38,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .confinement import NOBODY, REPO, Cgroup, Limits, Mounts, bwrap_argv, status
-from .isolation import limit_resources
-from .nbgrader_one import die_with_parent
+from .isolation import die_with_parent, limit_resources
 
 # what notebook code may know of the grader's environment
 PASSED_ENV = ("COURSE_PRESET", "COURSE_DATA_DIR", "COURSE_OUT_DIR", "NBGRADER_EXECUTION", "NBGRADER_VALIDATING")

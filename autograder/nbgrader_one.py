@@ -11,30 +11,15 @@ It is nbgrader's own command, with two differences for running many at once:
 """
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import os
-import signal
 import sys
 import threading
 
-PR_SET_PDEATHSIG = 1  # prctl(2)
+from .isolation import die_with_parent
+
 LOCK_VARIABLE = "GRADEBOOK_LOCK"
 PARENT_VARIABLE = "AUTOGRADE_PARENT_PID"  # the grading task's pid, set by autograder.autograde
-
-
-def die_with_parent(parent_variable: str) -> None:
-    """SIGKILL this process when the process (thread) that started it ends; Linux only, else nothing.
-    ``parent_variable`` names the environment variable holding the parent's pid, if it set one: a parent
-    already gone before the signal was armed ends this process at once."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-    parent = os.environ.get(parent_variable, "")
-    if parent.isdigit() and os.getppid() != int(parent):
-        os._exit(1)
 
 
 def serialize_gradebook_sessions(lock_path: str) -> None:

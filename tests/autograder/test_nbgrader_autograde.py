@@ -28,7 +28,7 @@ from conftest import SOLUTIONS
 
 NB02, NB03 = "02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb"
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-CELL_TIMEOUT = 15  # seconds: the hanging submission waits this long once
+CELL_TIMEOUT = 30  # seconds: the hanging submission waits this long once; the reference's slowest cell takes 5
 KILLED = "reference"  # the worker autograding this student is killed (kill -9) once: the retry must grade it
 MEMORY_MB = 3000
 
