@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .collect import is_safe_name
+from .collect import digest_files, is_safe_name
 from .dask_tasks import Cluster, run_tasks
 from .nbgrader_one import LOCK_VARIABLE, PARENT_VARIABLE
 
@@ -124,11 +124,8 @@ def submission_hash(course: Path, assignment: str, student: str) -> str:
     """What the student handed in: every regular file's name and bytes (links are not followed)."""
     folder = course / "submitted" / student / assignment
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
-        digest.update(f"\0{path.relative_to(folder).as_posix()}\0{path.stat().st_size}\0".encode())
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
+    digest_files(digest, ((p.relative_to(folder).as_posix(), p)
+                          for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()))
     return digest.hexdigest()
 
 

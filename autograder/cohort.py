@@ -31,7 +31,7 @@ from pathlib import Path
 from course_lib import layout
 from course_lib.layout import REPO
 
-from .collect import Collected, is_safe_name
+from .collect import Collected, digest_files, is_safe_name
 from .dask_tasks import Cluster, run_tasks
 from .grade import PartResult, Settings, SubmissionResult, failed_row, grade_one
 from .judges import SOLUTIONS
@@ -93,11 +93,7 @@ def run_task(task: Task, settings: Settings, gold: dict) -> SubmissionResult:
 def content_hash(collected: Collected) -> str:
     """What the student handed in, as collected: file names and bytes, and what was left out."""
     digest = hashlib.sha256(json.dumps([collected.student, collected.folder is not None, collected.dropped]).encode())
-    for name, path in _files(collected):
-        digest.update(f"\0{name}\0{path.stat().st_size}\0".encode())
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
+    digest_files(digest, _files(collected))
     return digest.hexdigest()
 
 

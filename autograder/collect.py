@@ -108,6 +108,16 @@ def is_safe_name(name: str) -> bool:
     return bool(SAFE_NAME.match(name)) and not name.startswith(".")
 
 
+def digest_files(digest, files: Iterable[tuple[str, Path]]) -> None:
+    """Feed each (name, path) file's name, size and bytes to ``digest`` (a hashlib object): how a re-run knows a
+    submission unchanged."""
+    for name, path in files:
+        digest.update(f"\0{name}\0{path.stat().st_size}\0".encode())
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+
+
 def shown(name: str) -> str:
     """``name`` as a reason may show it: no repr, non-printable characters as ``?``, at most 80 characters."""
     text = "".join(c if c.isprintable() else "?" for c in name)
