@@ -75,18 +75,19 @@ print(opened, closed)
 
 
 def test_sqlite_gradebook_sessions_take_turns(tmp_path):
-    """With the lock, does a second process's gradebook session wait until the first one's has closed?"""
+    """With the lock, do two processes' gradebook sessions never overlap, whichever opens first?"""
     url, lock = f"sqlite:///{tmp_path / 'gradebook.db'}", str(tmp_path / "gradebook.db.lock")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
     subprocess.run([sys.executable, "-c", LOCK_HOLDER, lock, url, "0"], check=True, env=env)  # a new gradebook
     first = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, lock, url, "3"], stdout=subprocess.PIPE, text=True,
                              env=env)
     time.sleep(1.5)  # the first has its session open by now (its imports take about a second)
-    second = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, lock, url, "0"], stdout=subprocess.PIPE, text=True,
+    second = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, lock, url, "2"], stdout=subprocess.PIPE, text=True,
                               env=env)
-    (opened1, closed1), (opened2, _) = ([float(x) for x in p.communicate(timeout=120)[0].split()]
-                                        for p in (first, second))
-    assert opened1 < closed1 <= opened2, "the second session opened while the first was still open"
+    # on a loaded machine the second may open first: what matters is that the two sessions never overlap
+    (opened1, closed1), (opened2, closed2) = ([float(x) for x in p.communicate(timeout=120)[0].split()]
+                                              for p in (first, second))
+    assert closed1 <= opened2 or closed2 <= opened1, "one session opened while the other was still open"
 
 
 def test_rerun_autogrades_only_what_changed(tmp_path, monkeypatch):
