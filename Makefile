@@ -6,11 +6,11 @@ STAMP := $(VENV)/.installed
 # the CPU wheel of torch lies here on the course machines; harmless elsewhere
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
-.PHONY: demo student test release clean system-packages
+.PHONY: demo student test release clean system-packages hub hub-setup
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet $(FIND_LINKS) -e '.[dev,grader]'
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e '.[dev,grader,hub]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -24,13 +24,29 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 student: $(STAMP)
 	cd notebooks/a5 && $(STUDENT_ENV) $(abspath $(PY)) -m jupyter lab $(ALLOW_ROOT)
 
-test: $(STAMP) system-packages
+test: $(STAMP) system-packages hub-setup
 	$(PY) -m pytest
 
 # Debian packages the tests use (bubblewrap and setpriv for the grader's confinement, ...): installed as
 # root with apt when missing; elsewhere the tests that need them say what is missing and skip
 system-packages:
 	@bash tools/system_packages.sh
+
+# the course on a JupyterHub (docs/hub.md), as root: tools/hub_setup.sh sets the machine up (the users and their
+# passwords, the proxy, nbgrader's exchange, the course world, the instructor's course folder), then the hub runs in the
+# foreground until Ctrl+C (which stops the users' servers too), at http://127.0.0.1:8000 (HUB_IP, HUB_PORT)
+HUB_INSTRUCTOR ?= instructor
+HUB_STUDENTS ?= student1 student2
+hub: $(STAMP)
+	bash tools/hub_setup.sh $(HUB_INSTRUCTOR) $(HUB_STUDENTS)
+	HUB_INSTRUCTOR=$(HUB_INSTRUCTOR) HUB_STUDENTS="$(HUB_STUDENTS)" $(PY) -m jupyterhub -f hub/jupyterhub_config.py
+
+# tests/hub's users, proxy and exchange, as root (the test runs the same script again, which then has nothing to do,
+# and fails with the script's own words if it failed here); elsewhere tests/hub skips and says why
+hub-setup: $(STAMP)
+	@if [ "$$(id -u)" = 0 ]; then bash tools/hub_setup.sh hubtest-instructor hubtest-ada hubtest-bo \
+	|| echo "note: tools/hub_setup.sh failed: tests/hub will fail and say why"; \
+	else echo "note: not root: the hub tests (tests/hub) will be skipped"; fi
 
 clean:
 	rm -rf outputs data/world

@@ -1,15 +1,20 @@
 """nbgrader configuration: solutions/ is the source, notebooks/ the student release."""
+import os
+
 from autograder.nbgrader_setup import configure_grading
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
 
+# the course is this file's folder, wherever nbgrader is started from: a server started in another folder
+# would otherwise open (and make) a second, empty gradebook there; the gradebook is nbgrader's default,
+# gradebook.db in the course folder
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))  # noqa: F821 (__file__: the config loader's)
 c.CourseDirectory.course_id = "attention-course"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "notebooks"
 c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
-c.CourseDirectory.db_url = "sqlite:///gradebook.db"
 
 # what a blanked solution cell holds in the release
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

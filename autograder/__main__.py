@@ -35,6 +35,23 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--preset", default=layout.DEFAULT_PRESET,
                        help="preset the students trained with (model shape and bars)")
     grade.add_argument("--timeout", type=float, default=300, help="seconds per confined job")
+    grade.add_argument("--student-timeout", type=float, default=300,
+                       help="seconds of all of one student's confined jobs together (a submission that runs slowly "
+                            "on purpose costs no more)")
+    grade.add_argument("--cell-timeout", type=float, default=60,
+                       help="seconds per notebook cell while a student's notebooks load (nbgrader stops a cell too)")
+    grade.add_argument("--student", action="append", default=None, metavar="ID",
+                       help="grade only this student (repeatable); the output files then cover those students")
+    grade.add_argument("--audit", default=None, metavar="K",
+                       help="retrain K randomly chosen students' runs (or 'all') from their own notebooks on the "
+                            "grading data with the graded preset and their recorded seeds, and flag a run whose "
+                            "handed-in accuracy is far above its retrained one (audit.csv, flags.csv)")
+    grade.add_argument("--audit-zero", action="store_true", help="zero the points of a flagged run split")
+    grade.add_argument("--audit-timeout", type=float, default=3600,
+                       help="seconds of one audited student's retraining (every audited run part)")
+    grade.add_argument("--seed", type=int, default=None,
+                       help="the grading seed of every student, e.g. the one a student's result records, to grade "
+                            "again with the very same inputs (default: a fresh one per student, recorded)")
     grade.add_argument("--memory-mb", type=int, default=4096, help="memory limit per confined job")
     grade.add_argument("--gradescope", action="store_true", help="also write gradescope/<student>/results.json")
     grade.add_argument("--gradebook", default=None, metavar="DB_URL",
@@ -65,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     _cluster_options(auto, "autograded")
     auto.add_argument("--force", action="store_true",
                       help="autograde every student again, even those unchanged since their last autograde")
-    auto.add_argument("--timeout", type=float, default=3600, help="seconds for one student's whole autograde")
+    auto.add_argument("--timeout", type=float, default=600,
+                      help="seconds for one student's whole autograde, every notebook (each cell also has nbgrader's "
+                           "own time limit)")
     auto.add_argument("--unconfined", action="store_true",
                       help="let the grading kernel run where confinement is unavailable (submission code then "
                            "reads what the grader can); without it the kernel refuses to start")
@@ -74,8 +93,13 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--assignment", default=layout.ASSIGNMENT)
     report.add_argument("--db", default=None, help="gradebook URL (default: sqlite:///COURSE/gradebook.db)")
     report.add_argument("--out", default=None, help="write nbgrader_reasons.csv here")
-    bundle = sub.add_parser("bundle", help="the student copy: release notebooks and course_lib, zipped")
+    bundle = sub.add_parser("bundle", help="the student copy: a fresh release, course_lib and the course's data, zipped")
     bundle.add_argument("--out", default="dist", help="folder for the student folder and its zip")
+    bundle.add_argument("--data-dir", default=None,
+                        help="the course's student data (wiki.txt and the question files, never the answers): the "
+                             "notebooks then train on it by default; without it they build the public default world")
+    bundle.add_argument("--preset", default=layout.DEFAULT_PRESET,
+                        help="the preset the course grades: the notebooks' default training preset")
     similar = sub.add_parser("similarity", help="pairwise similarity of the graded cells' code across a cohort")
     similar.add_argument("submitted", help="nbgrader's submitted/ folder: <student>/<assignment>/...")
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
@@ -89,11 +113,36 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "autograde":
         return _autograde(args)
     if args.command == "bundle":
-        from .bundle import build_bundle
-
-        print(f"wrote {build_bundle(args.out)}")
-        return 0
+        return _bundle(args)
     return _grade(args)
+
+def _preset_problem(preset: str, dataset: str | None = None) -> str | None:
+    """Why --preset (with --dataset's bars) cannot be used, in one line; None when it can."""
+    from course_lib.presets import get_preset
+
+    try:
+        get_preset(preset)
+        if dataset is not None:
+            from .bars import load_bars
+
+            load_bars(dataset, preset)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def _refuse_unconfined(problem: str | None, unconfined: bool, what: str) -> int | None:
+    """Exit status 2 with one line when confinement is missing and not waived; a warning when waived."""
+    if problem and not unconfined:
+        print(f"error: refusing to {what}: submission code cannot be confined here: {problem}. Grade as root on "
+              "Linux with bubblewrap and cgroups (docs/grading.md), or pass --unconfined to accept the risk.",
+              file=sys.stderr)
+        return 2
+    if problem:
+        print(f"warning: {what} UNCONFINED ({problem}): submission code can read whatever this user can",
+              file=sys.stderr)
+    return None
+
 
 def _grade(args) -> int:
     from . import confinement
@@ -108,22 +157,34 @@ def _grade(args) -> int:
         if not path.exists():
             print(f"error: {path} not found ({what})", file=sys.stderr)
             return 2
+    for problem in (_preset_problem(args.preset, args.dataset), "--workers must be at least 1" * (args.workers < 1)):
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+    if args.student:
+        missing = [s for s in args.student if not (submitted / s).is_dir()]
+        if missing:
+            print(f"error: no submission folder for {', '.join(map(repr, missing))} in {submitted}", file=sys.stderr)
+            return 2
     problem = confinement.status()
-    if problem and not args.unconfined:
-        print(f"error: refusing to grade: submission code cannot be confined here: {problem}. Grade as root on "
-              "Linux with bubblewrap and cgroups (see the README), or pass --unconfined to accept the risk.",
-              file=sys.stderr)
-        return 2
-    if problem:
-        print(f"warning: grading UNCONFINED ({problem}): submission code can read whatever this user can",
-              file=sys.stderr)
+    refused = _refuse_unconfined(problem, args.unconfined, "grade")
+    if refused is not None:
+        return refused
     settings = settings_for(data_dir, answers, args.dataset, args.preset, timeout=args.timeout,
-                            limits=Limits(memory_mb=args.memory_mb), confined=problem is None)
-    if args.workers < 1:
-        print("error: --workers must be at least 1", file=sys.stderr)
-        return 2
+                            student_seconds=args.student_timeout, cell_seconds=args.cell_timeout,
+                            limits=Limits(memory_mb=args.memory_mb), confined=problem is None, seed=args.seed)
+    audit = None
+    if args.audit is not None:
+        from .audit import AuditSettings
+
+        if args.audit != "all" and not (args.audit.isdigit() and int(args.audit) > 0):
+            print(f"error: --audit takes a number of students or 'all', not {args.audit!r}", file=sys.stderr)
+            return 2
+        audit = AuditSettings(None if args.audit == "all" else int(args.audit), args.audit_timeout, args.audit_zero,
+                              args.seed)
     run = grade_folder(submitted, args.assignment, Path(args.out), settings, args.gradescope,
-                       cluster=Cluster(args.workers, args.scheduler), force=args.force)
+                       cluster=Cluster(args.workers, args.scheduler), force=args.force, only=args.student,
+                       audit=audit)
     results = run.results
     print(summary_table(results))
     print(f"wrote {Path(args.out) / 'grades.csv'}: {run.graded} student(s) graded, {run.reused} unchanged since "
@@ -131,7 +192,7 @@ def _grade(args) -> int:
     if run.failed:
         print(f"warning: the grader could not grade {', '.join(run.failed)} (see instructor_log.txt); they are "
               "graded again on the next run", file=sys.stderr)
-    unfit = [r.student for r in results if any("does not hold params of the model" in p.reason for p in r.parts)]
+    unfit = [r.student for r in results if any("of another shape than" in p.reason for p in r.parts)]
     if unfit and len(unfit) >= max(1, len(results) // 2):
         print(f"warning: the params of {len(unfit)} of {len(results)} students do not fit the {args.preset!r} "
               "preset's model: is --preset the preset they trained with?", file=sys.stderr)
@@ -147,40 +208,57 @@ def _grade(args) -> int:
               "manually graded cells are untouched")
     return 0
 
+def _course_source(course: Path, assignment: str) -> Path:
+    """The assignment's source folder as the course's nbgrader_config.py names it (nbgrader's default: source/)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config() \
+        if (course / "nbgrader_config.py").is_file() else None
+    source = config.CourseDirectory.get("source_directory") if config is not None else None
+    return course / (source or "source") / assignment
+
+
 def _autograde(args) -> int:
     from . import confinement
-    from .autograde import AutogradeSettings, autograde_cohort, course_db_url, students_of, write_log
+    from .autograde import AutogradeSettings, autograde_cohort, collect_course, course_db_url, write_log
+    from .csv_safe import write_csv
     from .dask_tasks import Cluster
+    from .flags import cohort_flags
 
     course, data_dir = Path(args.course).resolve(), Path(args.data_dir).resolve()
     for path, what in ((course / "submitted", "the course's submitted/ folder"),
+                       (_course_source(course, args.assignment), f"the source of assignment {args.assignment!r}"),
                        (data_dir / layout.WIKI, f"the data folder's {layout.WIKI}")):
         if not path.exists():
             print(f"error: {path} not found ({what})", file=sys.stderr)
             return 2
-    if args.workers < 1:
-        print("error: --workers must be at least 1", file=sys.stderr)
-        return 2
-    problem = confinement.status()
-    if problem and not args.unconfined:
-        print(f"error: refusing to autograde: the grading kernel cannot be confined here: {problem}. Grade as root "
-              "on Linux with bubblewrap and cgroups, or pass --unconfined to accept the risk.", file=sys.stderr)
-        return 2
-    students, unusable = students_of(course, args.assignment)
-    for name in unusable:
-        print(f"warning: skipping submitted/{name!r}: not a usable student id", file=sys.stderr)
-    if args.student:
-        missing = sorted(set(args.student) - set(students))
-        if missing:
-            print(f"error: no submission for {', '.join(missing)} in {course / 'submitted'}", file=sys.stderr)
+    for problem in (_preset_problem(args.preset), "--workers must be at least 1" * (args.workers < 1)):
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
             return 2
-        students = [s for s in students if s in args.student]
+    if args.student:
+        missing = [s for s in args.student if not (course / "submitted" / s).is_dir()]
+        if missing:
+            print(f"error: no submission for {', '.join(map(repr, missing))} in {course / 'submitted'}",
+                  file=sys.stderr)
+            return 2
+    refused = _refuse_unconfined(confinement.status(), args.unconfined, "autograde")
+    if refused is not None:
+        return refused
+    cohort = collect_course(course, args.assignment, args.student)
+    for folder in cohort.refused:  # said before any grading starts; these folders are not autograded
+        print(f"refused: submitted/{folder.shown!r} cannot be a student id: {folder.why}", file=sys.stderr)
+    flags = cohort_flags(cohort.students, args.assignment, _course_source(course, args.assignment))
+    write_csv(course / "autograde_flags.csv", ["file", "student", "other_student", "why"],
+              [[f.file, f.student, f.other, f.why] for f in flags])
     settings = AutogradeSettings(
         course, args.assignment, args.db or course_db_url(course), args.db is not None,
         (("COURSE_PRESET", args.preset), ("COURSE_DATA_DIR", str(data_dir)), ("COURSE_OUT_DIR", args.out_dir)),
         force=args.force, timeout=args.timeout, unconfined=args.unconfined)
+    students = [c.student for c in cohort.students]
     results = autograde_cohort(settings, students, Cluster(args.workers, args.scheduler))
-    log = write_log(results, course / "autograde_log.txt")
+    collect_notes = {c.student: c.dropped for c in cohort.students}
+    log = write_log(results, course / "autograde_log.txt", collect_notes)
     done = [r for r in results if r.ok and not r.skipped]
     skipped = [r.student for r in results if r.skipped]
     print(f"nbgrader autograde: {len(done)} student(s) autograded"
@@ -189,9 +267,26 @@ def _autograde(args) -> int:
              if skipped else ""))
     for r in results:
         if not r.ok:
-            print(f"  FAILED {r.student}: {r.reason}", file=sys.stderr)
+            print(f"  FAILED {r.student!r}: {r.reason}", file=sys.stderr)
+    if flags:
+        print(f"{len(flags)} flag(s) for you to look at in {course / 'autograde_flags.csv'}")
     print(f"wrote {log}")
     return 1 if any(not r.ok for r in results) else 0
+
+def _bundle(args) -> int:
+    from .bundle import BundleError, build_bundle
+
+    try:
+        path = build_bundle(args.out, args.data_dir, args.preset)
+    except (BundleError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.data_dir is None:
+        print("warning: no --data-dir: the copy carries no course data, so the notebooks build the public default "
+              "world; students graded on your course's data would lose every run point", file=sys.stderr)
+    print(f"wrote {path}")
+    return 0
+
 
 def _report(args) -> int:
     from .nbgrader_report import explain, summary, write_report

@@ -1,8 +1,15 @@
 """``nbgrader autograde`` of a whole cohort, one task per student on Dask distributed.
 
-Each student is nbgrader's own ``autograde ASSIGNMENT --student S``, run by
-``autograder.nbgrader_one`` in a child process of the task, in the course folder, with the
-grading kernel (``autograder.kernel``: the sandbox applies on every worker). A student whose
+nbgrader never reads ``submitted/``: the collect step (``autograder.collect``) first copies each
+student's notebooks, run files and timestamp into ``collected/<student>/<assignment>`` (regular
+files by name, no links, no special files, sizes capped), and nbgrader autogrades that copy
+(its ``submitted_directory``), so what reaches ``autograded/``, the grading kernel and the
+feedback is only what the collect step produced.
+
+Each student is nbgrader's own autograde of one student, run by ``autograder.nbgrader_one`` in
+a child process of the task, in the course folder, with the grading kernel
+(``autograder.kernel``: the sandbox applies on every worker). The student id travels as data
+(a JSON argument nbgrader_one sets as config), never as a word nbgrader parses. A student whose
 autograde fails, hangs past ``timeout`` or whose worker dies (it is retried once on another
 worker) gets a reason in the result; nobody else is affected.
 
@@ -13,7 +20,7 @@ gradebook session of every student's nbgrader holds a lock file beside the datab
 SQLite gradebook therefore needs its workers on this machine (or one filesystem with working
 ``flock``); a cluster of machines should use PostgreSQL.
 
-Re-runs start only students whose submitted files changed since their last autograde, or
+Re-runs start only students whose collected files changed since their last autograde, or
 whose autograde failed (``autograde_state.json`` in the course folder keeps the hashes).
 """
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,11 +36,13 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .collect import digest_files, is_safe_name
+from .collect import Cohort, collect_cohort, wanted_for
 from .dask_tasks import Cluster, run_tasks
 from .nbgrader_one import LOCK_VARIABLE, PARENT_VARIABLE
+from .safe_files import digest_files
 
 STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash of the submission autograded last
+COLLECTED = "collected"  # in the course folder: the collect step's copies, what nbgrader autogrades
 LOG_TAIL = 4000  # characters of nbgrader's output kept for a student whose autograde failed
 SKIPPED = "Skipping existing assignment"  # what nbgrader says of a student it autograded before (no --force)
 
@@ -47,7 +57,7 @@ class AutogradeSettings:
     db_given: bool  # pass db_url to nbgrader (--db) rather than leave it to the course's nbgrader_config.py
     kernel_env: tuple[tuple[str, str], ...]  # COURSE_PRESET, COURSE_DATA_DIR, COURSE_OUT_DIR for the kernels
     force: bool = False  # autograde again students nbgrader autograded before
-    timeout: float = 3600.0  # seconds for one student's whole autograde; then it is stopped and marked
+    timeout: float = 600.0  # seconds for one student's whole autograde (every notebook); then it is stopped
     unconfined: bool = False  # let the grading kernel start without confinement (GRADING_ALLOW_UNCONFINED=1)
 
 
@@ -83,11 +93,28 @@ def course_db_url(course: Path) -> str:
     return url or f"sqlite:///{course / 'gradebook.db'}"
 
 
-def students_of(course: Path, assignment: str) -> tuple[list[str], list[str]]:
-    """(students with a submission folder, folder names skipped because nbgrader could not take them as ids)."""
-    folder = course / "submitted"
-    names = sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir()) if folder.is_dir() else []
-    return [n for n in names if is_safe_name(n)], [n for n in names if not is_safe_name(n)]
+def collect_course(course: Path, assignment: str, only: list[str] | None = None) -> Cohort:
+    """The collect step for nbgrader: every student's (or ``only`` those) sanitised copy into ``course/collected``,
+    replacing the copy of an earlier run; copies of students no longer in submitted/ are removed."""
+    final = course / COLLECTED
+    staging = course / f".{COLLECTED}-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        cohort = collect_cohort(course / "submitted", assignment, staging, wanted=wanted_for(assignment), only=only)
+        final.mkdir(exist_ok=True)
+        present = {c.student for c in cohort.students}
+        if only is None:
+            for old in final.iterdir():
+                if old.name not in present:
+                    shutil.rmtree(old, ignore_errors=True)
+        for collected in cohort.students:
+            shutil.rmtree(final / collected.student, ignore_errors=True)
+            if collected.folder is not None:
+                os.replace(staging / collected.student, final / collected.student)
+                collected.folder = final / collected.student / assignment
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return cohort
 
 
 def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
@@ -99,8 +126,9 @@ def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
         env[LOCK_VARIABLE] = f"{database}.lock"
     if settings.unconfined:
         env["GRADING_ALLOW_UNCONFINED"] = "1"
-    argv = [sys.executable, "-m", "autograder.nbgrader_one", "autograde", settings.assignment, "--student", student]
-    argv += ["--force"] * settings.force + [f"--db={settings.db_url}"] * settings.db_given
+    spec = {"assignment": settings.assignment, "student": student, "force": settings.force,
+            "submitted_directory": COLLECTED, "db_url": settings.db_url if settings.db_given else None}
+    argv = [sys.executable, "-m", "autograder.nbgrader_one", json.dumps(spec)]
     start = time.perf_counter()
     # a session of its own, so a timeout stops it all; its kernels die with it (parent-death signals)
     process = subprocess.Popen(argv, cwd=settings.course, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -120,12 +148,12 @@ def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
     return Autograded(student, True, seconds, "", output, skipped=SKIPPED in output)
 
 
-def submission_hash(course: Path, assignment: str, student: str) -> str:
-    """What the student handed in: every regular file's name and bytes (links are not followed)."""
-    folder = course / "submitted" / student / assignment
+def submission_hash(folder: Path | None) -> str:
+    """What the collect step took of a student: every copied file's name and bytes ("" when nothing)."""
+    if folder is None:
+        return ""
     digest = hashlib.sha256()
-    digest_files(digest, ((p.relative_to(folder).as_posix(), p)
-                          for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()))
+    digest_files(digest, ((p.relative_to(folder).as_posix(), p) for p in sorted(folder.rglob("*")) if p.is_file()))
     return digest.hexdigest()
 
 
@@ -157,10 +185,15 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: 
 
     state_path = settings.course / STATE_FILE
     kept = _read_state(state_path)
-    hashes = {s: submission_hash(settings.course, settings.assignment, s) for s in students}
+    copies = {s: settings.course / COLLECTED / s / settings.assignment for s in students}
+    hashes = {s: submission_hash(copies[s] if copies[s].is_dir() else None) for s in students}
     results: dict[int, Autograded] = {}
     todo, redo = [], set()
     for place, student in enumerate(students):
+        if not hashes[student]:  # the collect step kept nothing of it: nbgrader would find no notebook either
+            results[place] = Autograded(student, False, 0.0, "nothing of the submission could be collected (see "
+                                        "the collect step's reasons in autograde_log.txt)", "")
+            continue
         done_before = (settings.course / "autograded" / student / settings.assignment).is_dir()
         if done_before and not settings.force and kept.get(student) == hashes[student]:
             results[place] = Autograded(student, True, 0.0, "", "unchanged since its last autograde", skipped=True)
@@ -203,9 +236,12 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: 
     return [results[place] for place in range(len(students))]
 
 
-def write_log(results: list[Autograded], path: Path) -> Path:
-    """The instructor's log: each student's outcome and nbgrader's output."""
+def write_log(results: list[Autograded], path: Path, collect_notes: dict[str, list[str]] | None = None) -> Path:
+    """The instructor's log: each student's outcome, what the collect step left out, and nbgrader's output."""
+    collect_notes = collect_notes or {}
     with open(path, "w", encoding="utf-8") as f:
         for r in results:
-            f.write(f"===== {r.student}: {'ok' if r.ok else 'FAILED: ' + r.reason} ({r.seconds:.1f} s)\n{r.log}\n")
+            f.write(f"===== {r.student}: {'ok' if r.ok else 'FAILED: ' + r.reason} ({r.seconds:.1f} s)\n")
+            f.writelines(f"left out by the collect step: {note}\n" for note in collect_notes.get(r.student, []))
+            f.write(f"{r.log}\n")
     return path

@@ -15,6 +15,7 @@ class Bar:
     min_fraction: float  # fraction of questions right needed (0 when a count is given)
     min_correct: int  # questions right needed (0 when a fraction is given)
     points: float  # awarded when the bar is met
+    audit_tolerance: float | None = None  # how far (a fraction) handed-in accuracy may exceed a retrained one
 
     def passed(self, correct: int, total: int) -> bool:
         return total > 0 and correct >= self.min_correct and correct / total >= self.min_fraction
@@ -33,6 +34,7 @@ def load_bars(dataset: str, preset: str, path: Path = BARS_FILE) -> list[Bar]:
     for part in (p.name for p in RUN_PARTS):
         for split in ("dev", "test"):
             spec = table[part]
+            tolerance = spec.get(f"{split}_audit")
             bars.append(Bar(part, split, float(spec.get(split, 0.0)), int(spec.get(f"{split}_correct", 0)),
-                            float(config["points"][part][split])))
+                            float(config["points"][part][split]), None if tolerance is None else float(tolerance)))
     return bars

@@ -3,9 +3,10 @@
 Each task is ``grade.grade_one`` on one collected submission, run in a Dask worker
 process: it starts the same confined probe and decode jobs a serial grading starts, so
 the sandbox (``autograder.confinement``) applies on every worker, and a worker that
-cannot confine refuses just as the command does. The submission travels to the worker
-as bytes (the collect step's copy), so workers on other machines need no shared disk
-for submissions; they need the course folder (code, data) at the same path.
+cannot confine refuses just as the command does. A task names the collect step's copy
+of its submission by path (never its bytes: the driver's memory stays flat whatever the
+submissions weigh), so workers on other machines need the course folder (code, data) at
+the same path and the grader's --out folder on a filesystem they share.
 
 Faults (``autograder.dask_tasks``): a student whose worker dies is graded once more on another
 worker; a second death, a lost scheduler or any other error makes that student's row "could not
@@ -22,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -31,29 +31,31 @@ from pathlib import Path
 from course_lib import layout
 from course_lib.layout import REPO
 
-from .collect import Collected, digest_files, is_safe_name
+from .collect import Collected, Refused, digest_files
 from .dask_tasks import Cluster, run_tasks
 from .grade import PartResult, Settings, SubmissionResult, failed_row, grade_one
 from .judges import SOLUTIONS
 
 CACHE_DIR = "results"  # in the --out folder: one JSON per graded student
-CACHE_FORMAT = 1  # bumped when the cache file's layout changes
+CACHE_FORMAT = 2  # bumped when the cache file's layout changes
 # what decides a grade besides the submission: the grader's and the course library's code, the bars,
 # and the reference synthesizer the decode job loads; a new module counts unless named as not grading
 GRADER_FILES = ("autograder/**/*.py", "autograder/bars.toml", "course_lib/**/*.py")
-NOT_GRADING = {"__main__.py", "autograde.py", "bundle.py", "cohort.py", "dask_tasks.py", "gradebook_sync.py",
-               "kernel.py", "nbgrader_one.py", "nbgrader_report.py", "nbgrader_setup.py", "similarity.py",
-               "similarity_files.py"}  # autograder modules no grade depends on
+NOT_GRADING = {"__main__.py", "autograde.py", "bundle.py", "check_runner.py", "cohort.py", "csv_safe.py", "dask_tasks.py",
+               "feedback.py", "flags.py",
+               "gradebook_sync.py", "kernel.py", "nbgrader_one.py", "nbgrader_report.py", "nbgrader_setup.py",
+               "outputs.py", "similarity.py", "similarity_files.py"}  # autograder modules no grade depends on
 
 
 @dataclass(frozen=True)
 class Task:
-    """One student's collected submission as it travels to a worker."""
+    """One student's collected submission as it travels to a worker: by reference, never by content."""
 
     student: str  # the collect step's student id
-    files: tuple[tuple[str, bytes], ...]  # (path relative to the collected folder, content)
-    has_folder: bool  # False when the collect step found nothing usable
-    dropped: tuple[str, ...]  # the collect step's reasons for what it left out
+    folder: str | None  # the collect step's copy (a path on the filesystem the workers share), or None
+    dropped: tuple[str, ...]  # the collect step's reasons for what it left out (instructor's log)
+    notes: tuple[tuple[str, str], ...]  # expected file -> why it is missing (student-facing, grader words)
+    linked: tuple[str, ...]  # copied files that had other hard links
 
 
 @dataclass
@@ -61,6 +63,7 @@ class CohortRun:
     """What one grading of a cohort did, for the instructor."""
 
     results: list[SubmissionResult]  # one per collected student, in the cohort's order
+    refused: list[Refused] = field(default_factory=list)  # folders whose names cannot be student ids
     graded: int = 0  # students graded in this run
     reused: int = 0  # students whose kept result was still valid (unchanged files and settings)
     failed: list[str] = field(default_factory=list)  # students the grader itself could not grade (not kept)
@@ -73,26 +76,21 @@ def _files(collected: Collected) -> list[tuple[str, Path]]:
 
 
 def task_for(collected: Collected) -> Task:
-    return Task(collected.student, tuple((name, path.read_bytes()) for name, path in _files(collected)),
-                collected.folder is not None, tuple(collected.dropped))
+    return Task(collected.student, str(collected.folder) if collected.folder else None, tuple(collected.dropped),
+                tuple(sorted(collected.notes.items())), tuple(collected.linked))
 
 
 def run_task(task: Task, settings: Settings, gold: dict) -> SubmissionResult:
-    """In a worker: lay the submission out in a private folder, grade it there, remove the folder."""
-    with tempfile.TemporaryDirectory(prefix="grader-task-") as tmp:
-        folder = None
-        if task.has_folder:
-            folder = Path(tmp) / task.student
-            folder.mkdir()
-            for name, content in task.files:
-                (folder / name).parent.mkdir(parents=True, exist_ok=True)
-                (folder / name).write_bytes(content)
-        return grade_one(Collected(task.student, folder, list(task.dropped)), settings, gold)
+    """In a worker: grade the collect step's copy where it lies (the grader's jobs copy what they need)."""
+    collected = Collected(task.student, Path(task.folder) if task.folder else None, list(task.dropped),
+                          dict(task.notes), linked=list(task.linked))
+    return grade_one(collected, settings, gold)
 
 
 def content_hash(collected: Collected) -> str:
     """What the student handed in, as collected: file names and bytes, and what was left out."""
-    digest = hashlib.sha256(json.dumps([collected.student, collected.folder is not None, collected.dropped]).encode())
+    digest = hashlib.sha256(json.dumps([collected.student, collected.folder is not None, collected.dropped,
+                                        sorted(collected.notes.items())]).encode())
     digest_files(digest, _files(collected))
     return digest.hexdigest()
 
@@ -111,13 +109,13 @@ def settings_hash(settings: Settings) -> str:
     return digest.hexdigest()
 
 
-def _cache_path(out: Path, student: str) -> Path | None:
-    return out / CACHE_DIR / f"{student}.json" if is_safe_name(student) else None
+def _cache_path(out: Path, student: str) -> Path:
+    return out / CACHE_DIR / f"{student}.json"  # an id the collect step accepted: one plain path component
 
 
-def _load(path: Path | None, content: str, grading: str) -> SubmissionResult | None:
+def _load(path: Path, content: str, grading: str) -> SubmissionResult | None:
     """The kept result when it is for these very files and settings, else None."""
-    if path is None or not path.is_file():
+    if not path.is_file():
         return None
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))
@@ -125,16 +123,18 @@ def _load(path: Path | None, content: str, grading: str) -> SubmissionResult | N
             return None
         parts = [PartResult(p["part"], float(p["points"]), float(p["max_points"]), str(p["reason"]))
                  for p in kept["parts"]]
-        return SubmissionResult(kept["student"], parts, [*kept["log"], "(kept from an earlier grading: unchanged)"])
+        return SubmissionResult(kept["student"], parts, [*kept["log"], "(kept from an earlier grading: unchanged)"],
+                                seed=kept.get("seed"), accuracies=dict(kept.get("accuracies", {})))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # an unreadable kept result is graded again
 
 
-def _keep(path: Path | None, result: SubmissionResult, content: str, grading: str) -> None:
-    if path is None or not result.graded:
+def _keep(path: Path, result: SubmissionResult, content: str, grading: str) -> None:
+    if not result.graded:
         return
     record = {"format": CACHE_FORMAT, "content": content, "settings": grading, "student": result.student,
-              "parts": [asdict(p) for p in result.parts], "log": result.log}
+              "seed": result.seed, "accuracies": result.accuracies, "parts": [asdict(p) for p in result.parts],
+              "log": result.log}
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
     partial.write_text(json.dumps(record), encoding="utf-8")

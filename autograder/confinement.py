@@ -34,7 +34,8 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 CGROUP_PARENT = "course-grader"  # every job's cgroup lives under this one
 # read-only system folders an interpreter needs; /etc only for user and library lookups
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/bin", "/sbin")
-SYSTEM_FILES = ("/etc/passwd", "/etc/group", "/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/localtime")
+SYSTEM_FILES = ("/etc/passwd", "/etc/group", "/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/localtime",
+                "/etc/fonts")  # fonts: matplotlib asks fontconfig (fc-list), which says "Fontconfig error" without it
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = 
             argv += ["--ro-bind", folder, folder]
         elif os.path.islink(folder):
             argv += ["--symlink", os.readlink(folder), folder]
+    argv += ["--perms", "0755", "--dir", "/etc"]  # made by bwrap otherwise, 0700: nobody could read under it
     for path in SYSTEM_FILES:
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]

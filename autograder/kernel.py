@@ -43,7 +43,7 @@ from .isolation import die_with_parent, limit_resources
 # what notebook code may know of the grader's environment
 PASSED_ENV = ("COURSE_PRESET", "COURSE_DATA_DIR", "COURSE_OUT_DIR", "NBGRADER_EXECUTION", "NBGRADER_VALIDATING")
 # the hidden test cells run `from autograder.hidden_checks import ...`: only these files, never solutions/
-HIDDEN_CHECK_FILES = ("__init__.py", "hidden_checks.py")
+HIDDEN_CHECK_FILES = ("__init__.py", "hidden_checks.py", "hidden_twins.py")
 SOCKET_KEYS = ("shell_port", "iopub_port", "stdin_port", "hb_port", "control_port")
 INSIDE_SOCKETS = "/run/grading-kernel"  # where the kernel sees its private socket folder
 KERNEL_NS_PID = 2  # inside the PID namespace bwrap's init is 1 and the command it runs is 2

@@ -1,8 +1,11 @@
 """One student's ``nbgrader autograde``, as a child process of a grading task (``autograder.autograde``).
 
-    python -m autograder.nbgrader_one autograde ASSIGNMENT --student S [--force] [--db URL]
+    python -m autograder.nbgrader_one '{"assignment": "a5", "student": "S", "force": false,
+                                        "submitted_directory": "collected", "db_url": null}'
 
-It is nbgrader's own command, with two differences for running many at once:
+It is nbgrader's own AutogradeApp, configured from that JSON after it read the course's
+nbgrader_config.py: the student id (which may be ``--help`` or hold spaces) is set as a
+value, never parsed from a command line. And two differences for running many at once:
 - with ``GRADEBOOK_LOCK`` set (a SQLite gradebook), every gradebook session nbgrader opens
   holds an exclusive lock on that file, so parallel students' writes take turns instead of
   failing with "database is locked" (SQLite's own locking can refuse a writer outright);
@@ -12,6 +15,7 @@ It is nbgrader's own command, with two differences for running many at once:
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import sys
 import threading
@@ -65,11 +69,23 @@ def serialize_gradebook_sessions(lock_path: str) -> None:
 
 def main(argv: list[str]) -> None:
     die_with_parent(PARENT_VARIABLE)
+    spec = json.loads(argv[0])
     if os.environ.get(LOCK_VARIABLE):
         serialize_gradebook_sessions(os.environ[LOCK_VARIABLE])
-    from nbgrader.apps.nbgraderapp import NbGraderApp
+    from nbgrader.apps.autogradeapp import AutogradeApp
+    from traitlets.config import Config
 
-    NbGraderApp.launch_instance(argv=argv)
+    app = AutogradeApp.instance()
+    app.initialize([])  # nbgrader's own start: logging, then the course's nbgrader_config.py
+    coursedir = app.coursedir
+    coursedir.assignment_id = spec["assignment"]
+    coursedir.student_id = spec["student"]
+    coursedir.submitted_directory = spec["submitted_directory"]
+    if spec.get("db_url"):
+        coursedir.db_url = spec["db_url"]
+    if spec.get("force"):
+        app.update_config(Config({"BaseConverter": {"force": True}}))
+    app.start()
 
 
 if __name__ == "__main__":

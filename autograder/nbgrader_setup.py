@@ -44,3 +44,7 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.timeout = timeout  # seconds per cell; a cell past it is interrupted and scores zero
     c.Execute.interrupt_on_timeout = True
+    # feedback shows each cell's outcome, not the hidden tests' code: neither in the cell nor in its traceback
+    c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades", "autograder.feedback.HideHiddenTestTracebacks",
+                                        "nbgrader.preprocessors.ClearHiddenTests",
+                                        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

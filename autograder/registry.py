@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
-from course_lib import twin_checks
+from course_lib import checks, twin_checks
 from course_lib.runs import RUNS
 
-from . import fresh, judges
+from . import hidden_checks, judges
 
 
 @dataclass(frozen=True)
@@ -34,32 +34,16 @@ class Check:
     seconds: int = 60  # the probe's share of the job's time
 
 
-def _finetune_inputs(rng: random.Random) -> dict:
-    world = fresh.toy_world(rng)
-    model = fresh.toy_model(world)
-    vocab_size = model.head.out_features  # the toy world's vocabulary
-    return {**world, "state": fresh.random_state(model, rng, scale=0.1), "item_indices": fresh.item_indices(rng, world),
-            "idx": fresh.token_ids(rng, vocab_size, world["block_size"])}
+def _public(grade_id: str, notebook: str, points: float, seconds: int = 60) -> Check:
+    """A public check: its inputs, probe and judge are course_lib's, the same code its notebook cell runs."""
+    c = checks.PUBLIC[grade_id]
+    return Check(grade_id, notebook, points, c.needs, c.probe.__name__, c.inputs, c.judge, seconds)
 
 
-def _pretrained_inputs(rng: random.Random) -> dict:
-    world = fresh.toy_world(rng)
-    state = fresh.random_state(fresh.toy_model(world), rng, scale=0.1)
-    # the params file travels with the job; the judge compares with its own copy of the state
-    return {**world, "expected_state": state, "params_file": "pretrained.params",
-            "item_indices": fresh.item_indices(rng, world)}
-
-
-def _synth_cases(rng: random.Random, shapes, tolerance: float) -> dict:
-    ref = judges.reference().SynthesizerAttention
-    return {"cases": [dict(fresh.synthesizer_case(rng, dims, ref), tolerance=tolerance) for dims in shapes]}
-
-
-def _synth_model_inputs(rng: random.Random) -> dict:
-    # two layers or more: with one, "the synthesizer in the first block only" would be the right model
-    n_head = rng.choice((1, 2, 4))
-    return {"config": dict(vocab_size=rng.randint(5, 40), block_size=rng.randint(6, 24), n_layer=rng.randint(2, 3),
-                           n_head=n_head, n_embd=n_head * rng.choice((2, 4, 8)))}
+def _hidden(grade_id: str, notebook: str, points: float, needs: tuple[str, ...], seconds: int = 60) -> Check:
+    """A hidden check: inputs and judge in autograder.hidden_checks (its hidden cell runs them), a course_lib probe."""
+    inputs, probe, judge = hidden_checks.HIDDEN[grade_id]
+    return Check(grade_id, notebook, points, needs, probe.__name__, inputs, judge, seconds)
 
 
 def _seed(rng: random.Random) -> dict:
@@ -80,29 +64,27 @@ def _permuted_output_calls(seed: int) -> dict:
 
 
 def _phi_inputs(rng: random.Random) -> dict:
+    """The public check's kind of sizes: the notebook's (512, 16) and a few small ones."""
     calls = [[512, 16], *([rng.randint(3, 80), 2 * rng.randint(1, 12)] for _ in range(3))]
+    return {"calls": {"position_embeddings": calls}}
+
+
+def _phi_hidden_inputs(rng: random.Random) -> dict:
+    """The hidden check's sizes: one position up to 300, up to 64 dimensions (float32 stays within 1e-4 there)."""
+    calls = [[512, 16], *([rng.randint(1, 300), 2 * rng.randint(1, 32)] for _ in range(3))]
     return {"calls": {"position_embeddings": calls}}
 
 
 GLUE = ("initialize_vanilla_model", "finetune")
 CHECKS: tuple[Check, ...] = (
-    Check("02-glue-config", "02_finetune_without_pretraining", 4, GLUE, "finetune_config", _finetune_inputs,
-          judges.finetune_config),
-    Check("02-glue-pretrained", "02_finetune_without_pretraining", 3, (*GLUE, "train"), "finetune_pretrained",
-          _pretrained_inputs, judges.finetune_pretrained),
-    Check("03-span-public", "03_span_corruption", 5, ("CharCorruptionDataset",), "span_corruption",
-          lambda rng: {"plans": fresh.span_plans(rng, block_sizes=(50,), corpora=1, samples=100)},
-          judges.span_corruption),
-    Check("03-span-hidden", "03_span_corruption", 15, ("CharCorruptionDataset",), "span_corruption",
-          lambda rng: {"plans": fresh.span_plans(rng)}, judges.span_corruption, seconds=180),
-    Check("04-pretrain-config", "04_pretrain_then_finetune", 7, ("pretrain",), "pretrain_config",
-          lambda rng: fresh.toy_world(rng), judges.pretrain_config),
-    Check("05-synthesizer-public", "05_synthesizer", 2, ("SynthesizerAttention",), "synthesizer_outputs",
-          lambda rng: _synth_cases(rng, [(6, 3, 8)], 0.0), judges.synthesizer_public),
-    Check("05-synthesizer-equivalence", "05_synthesizer", 5, ("SynthesizerAttention",), "synthesizer_outputs",
-          lambda rng: _synth_cases(rng, fresh.SYNTH_SHAPES, 1e-4), judges.synthesizer_equivalence),
-    Check("05-synthesizer-model", "05_synthesizer", 4, ("initialize_synthesizer_model",), "synthesizer_model",
-          _synth_model_inputs, judges.synthesizer_model),
+    _public("02-glue-config", "02_finetune_without_pretraining", 4),
+    _hidden("02-glue-pretrained", "02_finetune_without_pretraining", 3, (*GLUE, "train")),
+    _public("03-span-public", "03_span_corruption", 5),
+    _hidden("03-span-hidden", "03_span_corruption", 15, ("CharCorruptionDataset",), seconds=180),
+    _public("04-pretrain-config", "04_pretrain_then_finetune", 7),
+    _public("05-synthesizer-public", "05_synthesizer", 2),
+    _hidden("05-synthesizer-equivalence", "05_synthesizer", 5, ("SynthesizerAttention",)),
+    _public("05-synthesizer-model", "05_synthesizer", 4),
     Check("07-a-test", "07_attention_exploration", 0.5, ("q_copy",), "variables", _names("q_copy"),
           judges.twin_07_a),
     Check("07-b-test", "07_attention_exploration", 1, ("M", "q_avg"), "variables", _names("M", "q_avg"),
@@ -115,8 +97,10 @@ CHECKS: tuple[Check, ...] = (
           _names("c2_plain", "K", "Q", "V"), judges.twin_07_e),
     Check("08-a-test", "08_position_embeddings", 1, ("P", "permuted_output"), "variables",
           _names("P", calls=_permuted_output_calls), judges.twin_08_a),
-    Check("08-b-test", "08_position_embeddings", 1, ("position_embeddings",), "variables", _phi_inputs,
+    Check("08-b-test", "08_position_embeddings", 0.5, ("position_embeddings",), "variables", _phi_inputs,
           judges.twin_08_b),
+    Check("08-b-hidden", "08_position_embeddings", 0.5, ("position_embeddings",), "variables", _phi_hidden_inputs,
+          judges.twin_08_b_hidden),
 )
 BY_ID = {c.grade_id: c for c in CHECKS}
 
@@ -137,15 +121,18 @@ def _run_part(name: str, train_run: str, dev_run: str, test_run: str, attention:
     return RunPart(name, RUNS[train_run].writes, RUNS[dev_run].outputs, RUNS[test_run].outputs, attention, needs)
 
 
-_PRETRAINED = ("02-glue-config", "02-glue-pretrained", "03-span-public", "04-pretrain-config")
+def _checks_of(*notebooks: str) -> tuple[str, ...]:
+    """Every check, public and hidden, of the notebooks (by number) whose code a run runs."""
+    return tuple(c.grade_id for c in CHECKS if c.notebook[:2] in notebooks)
+
+
 RUN_PARTS: tuple[RunPart, ...] = (
     _run_part("vanilla_nopretrain", "vanilla_finetune_without_pretrain", "vanilla_eval_dev_without_pretrain",
-              "vanilla_eval_test_without_pretrain", "vanilla", ("02-glue-config",)),
+              "vanilla_eval_test_without_pretrain", "vanilla", _checks_of("02")),
     _run_part("vanilla_pretrain", "vanilla_finetune_with_pretrain", "vanilla_eval_dev_with_pretrain",
-              "vanilla_eval_test_with_pretrain", "vanilla", _PRETRAINED),
+              "vanilla_eval_test_with_pretrain", "vanilla", _checks_of("02", "03", "04")),
     _run_part("synthesizer_pretrain", "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
-              "synthesizer_eval_test_with_pretrain", "synthesizer",
-              (*_PRETRAINED, "05-synthesizer-equivalence", "05-synthesizer-model")),
+              "synthesizer_eval_test_with_pretrain", "synthesizer", _checks_of("02", "03", "04", "05")),
 )
 RUN_FILES = tuple(sorted({n for p in RUN_PARTS for n in (p.params, p.dev, p.test)}))
 

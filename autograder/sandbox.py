@@ -69,10 +69,13 @@ def _rlimits(limits: Limits):
 
 
 def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: float = 300,
-            limits: Limits = Limits(), confined: bool = True) -> JobResult:
-    """Run ``inside.job`` JOB on ``request`` with copies of ``inputs`` (name -> file) at /job.
+            limits: Limits = Limits(), confined: bool = True, env: dict[str, str] | None = None,
+            answer_cap: int = ANSWER_CAP) -> JobResult:
+    """Run ``inside.job`` JOB on ``request`` with copies of ``inputs`` (relative name -> file) at /job.
 
-    ``confined=False`` runs it with resource limits only (an instructor's explicit choice).
+    ``env`` adds environment variables; in their values ``{job}`` is the job's folder and ``{tmp}`` its
+    scratch folder, as the job sees them. ``answer_cap`` bounds the answer read back (a larger one for a job that
+    returns params). ``confined=False`` runs it with resource limits only (an instructor's explicit choice).
     """
     import time
 
@@ -84,6 +87,7 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         folder.mkdir(mode=0o755)
         for name, source in inputs.items():
             target = folder / name
+            target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
             shutil.copyfile(source, target)  # a plain copy: the collect step already refused links
             os.chmod(target, 0o644)
         (folder / "request.json").write_bytes(wire.dumps(request))
@@ -94,7 +98,8 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
             entry = ENTRY.format(root="/grader", course=str(COURSE_LIB.parent))
             command = [sys.executable, "-I", "-c", entry, job, "/job/request.json",
                        str(write_answer)]
-            argv = confinement.bwrap_argv(command, mounts, limits, chdir="/job")
+            extra = {k: v.format(job="/job", tmp="/tmp") for k, v in (env or {}).items()}
+            argv = confinement.bwrap_argv(command, mounts, limits, chdir="/job", env=extra)
             cwd, env = tmp, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             scratch = Path(tmp) / "scratch"
@@ -103,8 +108,9 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
             argv = [sys.executable, "-I", "-c", entry, job,
                     str(folder / "request.json"), str(write_answer)]
             cwd = str(folder)
+            extra = {k: v.format(job=str(folder), tmp=str(scratch)) for k, v in (env or {}).items()}
             env = {"PATH": os.environ.get("PATH", ""), "HOME": str(scratch), "TMPDIR": str(scratch),
-                   "MPLCONFIGDIR": str(scratch), "OMP_NUM_THREADS": "1", "COURSE_THREADS": "1"}
+                   "MPLCONFIGDIR": str(scratch), "OMP_NUM_THREADS": "1", "COURSE_THREADS": "1", **extra}
         cgroup = Cgroup(limits) if confined else None
 
         def enter() -> None:
@@ -117,7 +123,7 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
                                 start_new_session=True)
         os.close(write_answer)
         answer_chunks, log_chunks, overflow, log_overflow = [], [], [], []
-        readers = [threading.Thread(target=_drain, args=(os.fdopen(read_answer, "rb"), ANSWER_CAP, answer_chunks,
+        readers = [threading.Thread(target=_drain, args=(os.fdopen(read_answer, "rb"), answer_cap, answer_chunks,
                                                          overflow), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stdout, LOG_CAP, log_chunks, log_overflow),
                                     daemon=True)]
@@ -146,7 +152,7 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         elif out_of_memory or proc.returncode in (-9, 137) or (proc.returncode != 0 and "MemoryError" in log[-2000:]):
             problem = f"ran out of memory (the limit is {limits.memory_mb} MB) and was stopped"
         elif overflow:
-            problem = f"answered with more than the {ANSWER_CAP // 2 ** 20} MB the grader reads back"
+            problem = f"answered with more than the {answer_cap // 2 ** 20} MB the grader reads back"
         elif proc.returncode != 0:
             problem = f"stopped before answering (exit code {proc.returncode})"
         if problem:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from copydetect import CodeFingerprint, compare_files
 
-from .collect import Limits, collect_cohort
+from .collect import Limits, Wanted, collect_cohort
 
 OVERALL = "overall"  # the cell column of a pair's all-cells row (no grade_id is spelled so)
 MB = 2 ** 20
@@ -152,13 +152,17 @@ def collect_code(submitted: Path, assignment: str, cells: list[GradedCell], sett
     by_notebook: dict[str, set[str]] = defaultdict(set)
     for c in cells:
         by_notebook[c.notebook].add(c.grade_id)
-    # every notebook of the submission is copied (collect knows no other rule), graded ones or not
+    # the notebooks holding graded cells, by name; no run files
     limits = Limits(notebook_bytes=settings.notebook_bytes, total_bytes=16 * settings.notebook_bytes,
                     max_entries=settings.max_entries)
+    wanted = Wanted(frozenset(by_notebook), frozenset(), frozenset())
     code: dict[str, dict[str, str]] = {}
     skipped: list[Skipped] = []
     with tempfile.TemporaryDirectory(prefix="similarity-") as tmp:
-        for got in collect_cohort(Path(submitted), assignment, Path(tmp) / "copy", limits, run_files=()):
+        cohort = collect_cohort(Path(submitted), assignment, Path(tmp) / "copy", limits, wanted)
+        skipped += [Skipped(r.shown, "", f"not compared: the folder cannot be a student id ({r.why})")
+                    for r in cohort.refused]
+        for got in cohort.students:
             # collect's reasons about the notebooks compared (too big, a link, ...); the rest is not ours to judge
             mine_dropped = [Skipped(got.student, r.split(":", 1)[0], r.split(":", 1)[1].strip())
                             for r in got.dropped if r.split(":", 1)[0] in by_notebook]

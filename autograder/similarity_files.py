@@ -7,13 +7,13 @@ loads nothing; the CSV cells cannot start a spreadsheet formula.
 """
 from __future__ import annotations
 
-import csv
 import html
 import unicodedata
 from pathlib import Path
 
 import numpy as np
 
+from .csv_safe import write_csv
 from .similarity import OVERALL, PairScore, Report
 
 HEADER = ["rank", "cell", "student_a", "student_b", "similarity", "a_in_b", "b_in_a", "matched_tokens"]
@@ -26,28 +26,15 @@ def write_report(report: Report, out: Path, assignment: str = "a5") -> list[Path
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / "similarity.csv", out / "skipped.csv", out / "similarity.html"]
-    _write_csv(paths[0], HEADER, [_row(i, p) for cell in [OVERALL, *(c.grade_id for c in report.cells)]
+    write_csv(paths[0], HEADER, [_row(i, p) for cell in [OVERALL, *(c.grade_id for c in report.cells)]
                                   for i, p in enumerate(report.ranked(cell), 1)])
-    _write_csv(paths[1], ["student", "where", "reason"], [[s.student, s.where, s.reason] for s in report.skipped])
+    write_csv(paths[1], ["student", "where", "reason"], [[s.student, s.where, s.reason] for s in report.skipped])
     paths[2].write_text(page(report, assignment), encoding="utf-8")
     return paths
 
 
 def _row(rank: int, p: PairScore) -> list:
     return [rank, p.cell, p.a, p.b, f"{p.similarity:.3f}", f"{p.a_in_b:.3f}", f"{p.b_in_a:.3f}", p.tokens]
-
-
-def _write_csv(path: Path, header: list[str], rows: list[list]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows([[_cell(v) for v in row] for row in rows])
-
-
-def _cell(value) -> str:
-    """A CSV value a spreadsheet shows as text: a leading = + - @ would start a formula."""
-    text = str(value)
-    return "'" + text if isinstance(value, str) and text[:1] in ("=", "+", "-", "@") else text
 
 
 def _esc(text: str) -> str:

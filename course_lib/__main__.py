@@ -24,7 +24,11 @@ def _world(args: argparse.Namespace) -> int:
     from .world import parse_seed, write_world
 
     answers = Path(args.answers_out) if args.answers_out else None
-    written = write_world(Path(args.out), parse_seed(args.seed), answers_path=answers)
+    try:
+        written = write_world(Path(args.out), parse_seed(args.seed), answers_path=answers)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     for path in written.values():
         print(f"wrote {path}")
     if answers is None:

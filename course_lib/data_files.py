@@ -31,7 +31,8 @@ class BirthExample:
 
 
 def read_text(path: str | Path) -> str:
-    """Read a UTF-8 text file, raising FileNotFoundError with a hint if absent."""
+    """Read a UTF-8 text file exactly (the corpus's characters are its vocabulary), raising FileNotFoundError with a
+    hint if absent."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
@@ -44,10 +45,19 @@ def read_text(path: str | Path) -> str:
         raise DataFormatError(f"{path}: not valid UTF-8 ({err})") from err
 
 
+def read_lines(path: str | Path) -> list[str]:
+    """A line-per-record file (the TSVs, predictions) as a reader of the handout's formats reads it: a UTF-8
+    byte-order mark is not text, Windows (CRLF) and old Mac (CR) line ends are line ends, and the newline that
+    ends the last line does not start another."""
+    text = read_text(path).removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
 def read_birth_places(path: str | Path, require_answers: bool = False) -> list[BirthExample]:
     """Parse a birth-place TSV; answers are optional unless ``require_answers``."""
     examples = []
-    for lineno, line in enumerate(read_text(path).split("\n"), start=1):
+    for lineno, line in enumerate(read_lines(path), start=1):
         if not line.strip():
             continue  # the trailing newline, or blank lines
         parts = line.split("\t")
@@ -68,9 +78,5 @@ def read_birth_places(path: str | Path, require_answers: bool = False) -> list[B
 
 
 def read_predictions(path: str | Path) -> list[str]:
-    """One predicted place per line (the trailing newline is not a prediction)."""
-    text = read_text(path)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines = lines[:-1]
-    return lines
+    """One predicted place per line (see ``read_lines``)."""
+    return read_lines(path)

@@ -6,6 +6,7 @@ mean the same folder by the same name.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -26,8 +27,14 @@ WORLD_RECORD = "world.json"  # the random seed and sizes that remake a world, an
 STUDENT_DATA_FILES = (WIKI, TRAIN, DEV, TEST_INPUTS)  # what a student's data folder holds
 GRADER_ONLY_FILES = (TEST_ANSWERS, WORLD_RECORD)  # never in a student's folder or bundle
 
-DEFAULT_PRESET = "cpu"  # the preset a laptop course trains with (course_lib.presets)
-DEFAULT_DATA_DIR = REPO / "data" / "world"  # the default synthetic world, written on first use
+# the student copy (autograder bundle) carries the course's own data and preset here; the checkout does not
+BUNDLED_DATA_DIR = REPO / "course_data"
+BUNDLED_SETTINGS = BUNDLED_DATA_DIR / "course.json"  # {"preset": "cpu"}: the preset the course grades
+_BUNDLED = json.loads(BUNDLED_SETTINGS.read_text(encoding="utf-8")) if BUNDLED_SETTINGS.is_file() else {}
+
+DEFAULT_PRESET = _BUNDLED.get("preset", "cpu")  # the preset a laptop course trains with (course_lib.presets)
+# the course's data in a student copy; elsewhere the default synthetic world, written on first use
+DEFAULT_DATA_DIR = BUNDLED_DATA_DIR if (BUNDLED_DATA_DIR / "wiki.txt").is_file() else REPO / "data" / "world"
 DEFAULT_OUT_DIR = REPO / "outputs"  # params, predictions and run logs
 DEFAULT_WORLD_SEED = 0  # random seed of the default world (public: its answers are too)
 

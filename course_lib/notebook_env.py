@@ -1,9 +1,12 @@
 """Where a notebook's training cells read data and write outputs, and which preset they use.
 
 One place for every notebook, so a test or a grader switches all of them at once:
-  COURSE_PRESET    gpu | cpu | smoke          (default: cpu)
+  COURSE_PRESET    gpu | cpu | smoke          (default: cpu, or the course's in a student copy)
+  COURSE_SEED      the training's random seed (default 0; recorded in each run's log, where the grader's
+                   audit reads it to retrain the run)
   COURSE_DATA_DIR  folder of wiki.txt + TSVs  (default: the repo's data/world, written on first use)
-  COURSE_OUT_DIR   folder for params, predictions and run logs (default: the repo's outputs/)
+  COURSE_OUT_DIR   folder for params, predictions and run logs (default: outputs/ beside the notebooks,
+                   so that the notebooks' folder is the whole hand-in)
 While nbgrader validates or autogrades (NBGRADER_EXECUTION is set) training cells
 load saved run outputs instead of retraining, and widgets do nothing.
 """
@@ -19,7 +22,8 @@ from .world import write_world
 
 PRESET = os.environ.get("COURSE_PRESET", layout.DEFAULT_PRESET)
 DATA_DIR = Path(os.environ.get("COURSE_DATA_DIR", layout.DEFAULT_DATA_DIR))
-OUT_DIR = Path(os.environ.get("COURSE_OUT_DIR", layout.DEFAULT_OUT_DIR))
+OUT_DIR = Path(os.environ.get("COURSE_OUT_DIR", "outputs")).absolute()  # a kernel runs in its notebook's folder
+SEED = int(os.environ.get("COURSE_SEED", "0"))
 GRADING = bool(os.environ.get("NBGRADER_EXECUTION"))
 
 
@@ -47,7 +51,7 @@ def run_or_load(name: str, parts) -> RunResult | None:
         except (ValueError, TypeError) as err:
             print(f"{name}: the saved run output {log} is unreadable ({err}); skipped while grading")
             return None
-    return run(name, parts, preset=PRESET, data_dir=ensure_data(), out_dir=OUT_DIR)
+    return run(name, parts, preset=PRESET, data_dir=ensure_data(), out_dir=OUT_DIR, seed=SEED)
 
 
 def stored_and_answered(variant: str, parts) -> tuple[float, float] | None:

@@ -1,32 +1,53 @@
-"""Turn a notebook's code cells into an importable module.
+"""Turn a notebook's code cells into an importable module, running them as Jupyter does.
 
-Used by the runs (to take a student's graded parts), by the tests (to load the
-reference solutions) and by the grader. Cells that train, explore or test are
-skipped, so importing is quick and has no side effects beyond definitions:
+Used by the runs (to take a student's graded parts), by the notebooks' training cells
+(to load the earlier notebooks), by the tests (to load the reference solutions) and by
+the grader. Cells run through IPython (``course_lib.cell_shell``): whatever a student's
+kernel runs loads here too, with magics and shell escapes inert. Skipped, so that
+loading is quick and has no side effects beyond definitions:
   - cells tagged ``training``, ``explore`` or ``skip-import``;
-  - nbgrader test cells (graded, not a solution);
-  - IPython magics and shell escapes (lines starting with ``%`` or ``!``).
-A cell that raises NotImplementedError (an answer not written yet) is skipped and
-listed in the module's ``__not_written__``; any other error stops the load.
+  - nbgrader test cells (graded, not a solution).
+A cell that raises NotImplementedError (an answer not written yet) is listed in the
+module's ``__not_written__`` and the rest still loads. Any other error either stops the
+load (``errors="raise"``, for the course's own notebooks) or is recorded in
+``__errors__`` while the rest of the notebook runs on, as nbgrader's autograde runs on
+past a failing cell (``errors="record"``, for students' notebooks).
 """
 from __future__ import annotations
 
-import ast
 import sys
+import traceback
 import types
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+
+from .cell_shell import new_shell, run_cell
+from .time_limit import time_limit
 
 SKIP_TAGS = frozenset({"training", "explore", "skip-import"})
 
 
 class NotebookLoadError(RuntimeError):
-    """A notebook could not be read, parsed or executed; the message names the cell."""
+    """A notebook could not be read, or (with errors="raise") one of its cells failed; the message names the cell."""
 
 
-def _cell_label(path: Path, index: int, cell) -> str:
+class CellTimeout(Exception):
+    """A cell ran past the loader's time limit per cell."""
+
+
+@dataclass(frozen=True)
+class CellError:
+    """A cell that failed while its notebook loaded (errors="record")."""
+
+    label: str  # "02_x.ipynb cell 5 (02-glue)"
+    kind: str  # the exception's type name ("SyntaxError", "CellTimeout", ...)
+    line: int | None  # the line in that cell where it happened, when known
+
+
+def cell_label(path: Path, index: int, cell) -> str:
     grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
     return f"{path.name} cell {index}" + (f" ({grade_id})" if grade_id else "")
 
@@ -44,8 +65,7 @@ def importable_cells(nb, skip_tags: Iterable[str] = SKIP_TAGS) -> list[tuple[int
         grading = meta.get("nbgrader", {})
         if grading.get("grade") and not grading.get("solution"):
             continue  # an autograder test cell
-        lines = [ln for ln in cell.source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
-        cells.append((index, cell, "\n".join(lines)))
+        cells.append((index, cell, cell.source))
     return cells
 
 
@@ -59,37 +79,74 @@ def read_notebook(path: str | Path):
         raise NotebookLoadError(f"{path} is not a readable notebook: {err}") from err
 
 
+def _line_in(err: BaseException, label: str) -> int | None:
+    """The innermost line of cell ``label`` in the error's traceback (or a syntax error's own line)."""
+    if isinstance(err, SyntaxError) and err.filename == label:
+        return err.lineno
+    found = None
+    for frame, lineno in traceback.walk_tb(err.__traceback__):
+        if frame.f_code.co_filename == label:
+            found = lineno
+    return found
+
+
+def _raise_for(err: BaseException, label: str) -> None:
+    if isinstance(err, SyntaxError):
+        raise NotebookLoadError(f"{label}: syntax error on line {err.lineno}: {err.msg}") from err
+    raise NotebookLoadError(f"{label}: {type(err).__name__}: {err}") from err
+
+
 def load_notebooks(paths: Iterable[str | Path], module_name: str = "student_notebooks",
-                   skip_tags: Iterable[str] = SKIP_TAGS) -> types.ModuleType:
-    """Execute the importable cells of several notebooks, in order, into one module."""
+                   skip_tags: Iterable[str] = SKIP_TAGS, errors: str = "raise",
+                   cell_seconds: float | None = None) -> types.ModuleType:
+    """Run the importable cells of several notebooks, in order, into one module.
+
+    ``errors`` is "raise" (a failing cell stops the load with NotebookLoadError) or "record"
+    (it is listed in ``__errors__`` and the next cell runs). ``cell_seconds`` stops a cell
+    that runs longer (a CellTimeout, handled like any other error).
+    """
+    if errors not in ("raise", "record"):
+        raise ValueError(f"errors must be 'raise' or 'record', not {errors!r}")
     paths = [Path(p) for p in paths]
     if not paths:
         raise NotebookLoadError("no notebooks given")
     module = types.ModuleType(module_name, f"code cells of {', '.join(p.name for p in paths)}")
     module.__file__ = str(paths[-1])
     module.__not_written__ = []  # labels of cells that raised NotImplementedError
-    sys.modules[module_name] = module  # so classes defined in cells pickle (DataLoader workers)
-    for path in paths:
-        nb = read_notebook(path)
-        for index, cell, source in importable_cells(nb, skip_tags):
-            label = _cell_label(path, index, cell)
-            try:
-                code = compile(ast.parse(source, filename=label), label, "exec")
-            except SyntaxError as err:
-                raise NotebookLoadError(f"{label}: syntax error on line {err.lineno}: {err.msg}") from err
-            try:
-                exec(code, module.__dict__)
-            except NotImplementedError:
-                # a top-level answer cell not written yet: the rest of the notebook still loads
-                module.__not_written__.append(label)
-            except Exception as err:
-                raise NotebookLoadError(f"{label}: {type(err).__name__}: {err}") from err
+    module.__errors__ = []  # CellError of every other failing cell (errors="record")
+    shell = new_shell(module)  # registers the module in sys.modules: classes defined in cells pickle
+    try:
+        for path in paths:
+            nb = read_notebook(path)
+            for index, cell, source in importable_cells(nb, skip_tags):
+                label = cell_label(path, index, cell)
+                try:
+                    with time_limit(cell_seconds, CellTimeout):
+                        result = run_cell(shell, source, label)
+                    err = result.error_before_exec or result.error_in_exec
+                except CellTimeout as timeout:  # the alarm went off outside the cell's own code
+                    err = timeout
+                if err is None:
+                    continue
+                if isinstance(err, NotImplementedError):
+                    module.__not_written__.append(label)  # an answer not written yet: the rest still loads
+                elif errors == "raise":
+                    _raise_for(err, label)
+                else:
+                    module.__errors__.append(CellError(label, type(err).__name__, _line_in(err, label)))
+    finally:
+        sys.modules[module_name] = module  # the shell's own namespace bookkeeping must not replace it
+    for key, value in shell.user_ns_hidden.items():  # IPython's own names (In, Out, get_ipython, open, ...)
+        if module.__dict__.get(key) is value:
+            del module.__dict__[key]
+    for key in ("_", "__", "___"):  # the displayhook's last outputs are not the notebook's definitions
+        module.__dict__.pop(key, None)
     return module
 
 
 def load_notebook(path: str | Path, module_name: str = "student_notebook",
-                  skip_tags: Iterable[str] = SKIP_TAGS) -> types.ModuleType:
-    return load_notebooks([path], module_name, skip_tags)
+                  skip_tags: Iterable[str] = SKIP_TAGS, errors: str = "raise") -> types.ModuleType:
+    return load_notebooks([path], module_name, skip_tags, errors)
 
 
 def notebook_paths(target: str | Path) -> list[Path]:

@@ -92,6 +92,7 @@ class RunResult:
     correct: int | None = None  # evaluate runs with gold answers
     total: int | None = None
     history: list[dict] | None = None  # per-step loss (train runs)
+    seed: int = 0  # the training's random seed: the grader's audit retrains with it
 
     @property
     def accuracy(self) -> float | None:
@@ -148,7 +149,7 @@ def run(name: str, notebooks, preset: str | Preset = layout.DEFAULT_PRESET, data
     # finetuning and evaluation use only the given part (the vocabulary), so they work before span corruption is written
     pretrain_dataset = parts.dataset_class()(read_text(data_dir / WIKI), preset.block_size)
     model = build_model(parts, spec, model_config(preset, pretrain_dataset.vocab_size))
-    result = RunResult(name, preset.name, 0.0, [])
+    result = RunResult(name, preset.name, 0.0, [], seed=seed)
     try:
         if spec.function == "evaluate":
             _evaluate(spec, model, pretrain_dataset, preset, data_dir, out_dir, device, result)

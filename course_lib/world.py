@@ -338,6 +338,11 @@ def write_world(out_dir: str | Path, seed: Seed, config: WorldConfig = WorldConf
     answers = Path(answers_path) if answers_path is not None else None
     if answers is not None and _inside(answers, out):
         raise ValueError(f"answers_path {answers} is inside the student folder {out}; put it somewhere private")
+    student_files = [name for name in (WIKI, TRAIN, DEV, TEST_INPUTS) if answers is not None
+                     and (answers.parent / name).exists()]
+    if student_files:  # another world's student folder: its students would get these answers
+        raise ValueError(f"answers_path {answers} is in a folder holding students' data ({', '.join(student_files)}); "
+                         "put the answers somewhere private")
     world = generate_world(seed, config)
     out.mkdir(parents=True, exist_ok=True)
 

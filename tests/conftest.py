@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 # under pytest-xdist two workers share the two cores: one torch thread each (and in every
@@ -68,3 +69,27 @@ def postgres():
     server = postgres_server.start_server()
     yield server
     server.stop()
+
+
+def shared_folder(tmp_path_factory, name: str) -> Path:
+    """A folder of this test session shared by every xdist worker (their basetemps' parent), else the basetemp."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+
+
+@pytest.fixture(scope="session")
+def smoke_runs(tmp_path_factory, world_dir, reference) -> Path:
+    """The reference's run files (params, predictions, logs) in the smoke preset on the default world: trained once
+    per test session, whichever worker asks first (the others wait on a lock), and never changed afterwards."""
+    from filelock import FileLock
+
+    from course_lib.runs import RUNS, run
+
+    folder = shared_folder(tmp_path_factory, "smoke-runs")
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / "done").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            for name in RUNS:
+                run(name, reference, preset="smoke", data_dir=world_dir, out_dir=folder / "outputs", progress=False)
+            (folder / "done").write_text("")
+    return folder / "outputs"

@@ -96,6 +96,10 @@ FORMULAS = {
     "the layer applied to P @ X": (r"position_free_layer\(P[\w.()]*@X", "code"),
     # 08 (b): the sinusoid, in one function or cell
     "sinusoid": (r"(10000|1e4|10_000)(\.0*)?(\*\*|\)\*\*|pow|\^).*\b(sin|cos)\(|\b(sin|cos)\(.*(10000|1e4|10_000)", "code"),
+    # 08 (b): the angles' rates alone (10000 to a power of an arange, or the exp-log form), with or without the
+    # sine: a helper returning t / 10000^(2i/d) is most of the answer (the old twin check shipped one)
+    "the angle rates": (r"(10000|1e4|10_000)(\.0*)?\)?(,|\*\*|\)\*\*)[^;]{0,30}?arange|log\((10000|1e4|10_000)(\.0*)?\)",
+                        "code"),
 }
 
 
@@ -164,3 +168,11 @@ def test_scan_would_catch_the_old_explorer(monkeypatch, tmp_path):
     assert _matches(*FORMULAS["q_1 = beta mu_a in code"], chunks)
     sinus = "def pe(T, d):\n    f = 10000 ** (-torch.arange(0, d, 2) / d)\n    return torch.sin(t * f)\n"
     assert _matches(*FORMULAS["sinusoid"], [("code", sinus)])
+
+
+def test_scan_would_catch_the_old_angle_helper():
+    """Would the scan have caught the twin check's helper that computed the 08 (b) angles (no sine in it)?"""
+    helper = ("def _phi_angles(T, d):\n    rates = torch.pow(torch.tensor(1e4, dtype=DTYPE), -torch.arange(0, d - 1, 2, "
+              "dtype=DTYPE) / d)\n    return torch.arange(T, dtype=DTYPE)[:, None] * rates\n")
+    assert _matches(*FORMULAS["the angle rates"], [("code", helper)])
+    assert not _matches(*FORMULAS["sinusoid"], [("code", helper)])  # why the new pattern is needed

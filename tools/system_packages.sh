@@ -8,6 +8,8 @@ bubblewrap /usr/bin/bwrap
 util-linux /usr/bin/setpriv
 postgresql /usr/lib/postgresql/*/bin/initdb
 chromium /usr/bin/chromium
+nodejs /usr/bin/node
+npm /usr/bin/npm
 "
 missing=()
 while read -r package probe; do

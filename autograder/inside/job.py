@@ -1,11 +1,15 @@
 """The sandbox's entry point: ``python -I -c 'from inside.job import main; main()' JOB REQUEST ANSWER_FD``.
 
 Jobs:
-  probe   load the student's notebooks (each on its own, so one broken notebook
-          does not hide the others) and run each requested probe on the
-          grader's inputs; per check, the raw output or what stopped it.
-  decode  no student code: answer questions with trusted model code and the
-          submitted params (loaded with ``weights_only``), for the run parts.
+  probe    load the student's notebooks (each on its own, so one broken notebook
+           does not hide the others) and run each requested probe on the
+           grader's inputs; per check, the raw output or what stopped it.
+  decode   no student code: answer questions with trusted model code and the
+           submitted params (loaded with ``weights_only``), for the run parts.
+  retrain  the audit: the student's notebooks carry out the named training runs
+           (course_lib.runs, the graded preset, the seeds they recorded) on the
+           course data; back come the params each run part ends with, raw: the
+           grader decodes them itself with a decode job.
 The answer goes to a pipe the grader reads with a size cap; prints go to a log
 that only the instructor sees.
 """
@@ -48,22 +52,26 @@ def _error(kind: str, err: BaseException | None = None) -> dict:
     return out
 
 
-def load_parts(paths: list[str]) -> tuple[types.SimpleNamespace, dict, list[str]]:
-    """Every notebook loaded on its own and merged in order; {notebook: error} for those that failed."""
+def load_parts(paths: list[str], cell_seconds: float | None = None) -> tuple[types.SimpleNamespace, dict, list[str]]:
+    """Every notebook loaded on its own (as nbgrader runs them: past a failing cell) and merged in order;
+    {notebook: what went wrong} for those that could not be read or had failing cells."""
     from course_lib.notebook_loader import NotebookLoadError, load_notebooks
 
     merged: dict = {}
     failed: dict = {}
     not_written: list[str] = []
     for i, path in enumerate(paths):
+        name = os.path.basename(path)
         try:
-            module = load_notebooks([path], module_name=f"submission_{i}")
-        except NotebookLoadError as err:
-            cause = err.__cause__
-            failed[os.path.basename(path)] = {"kind": "load", "type": type(cause).__name__ if cause else "unreadable",
-                                              "where": _where(cause.__traceback__) if cause else None}
+            module = load_notebooks([path], module_name=f"submission_{i}", errors="record", cell_seconds=cell_seconds)
+        except NotebookLoadError:
+            failed[name] = {"kind": "unreadable"}
             continue
         not_written += module.__not_written__
+        if module.__errors__:
+            first = module.__errors__[0]
+            where = first.label + (f" line {first.line}" if first.line else "")
+            failed[name] = {"kind": "cell", "type": first.kind, "where": where, "count": len(module.__errors__)}
         merged.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
     return types.SimpleNamespace(**merged), failed, not_written
 
@@ -77,7 +85,7 @@ def probe(request: dict) -> dict:
 
     probes = dict(PROBES)  # taken before any student code runs (it could rebind the module's table)
     started = time.monotonic()
-    parts, failed, not_written = load_parts(request["notebooks"])
+    parts, failed, not_written = load_parts(request["notebooks"], request.get("cell_seconds"))
     print(f"[grader] notebooks loaded in {time.monotonic() - started:.1f} s", flush=True)
     answers = {"failed_notebooks": failed, "not_written": [w for w in not_written if CELL_LABEL.match(w)],
                "checks": {}}
@@ -110,6 +118,7 @@ def decode(request: dict) -> dict:
     """Predictions of each run part's params with trusted model code (no student code is loaded)."""
     import torch
 
+    from course_lib.checkpoint import fit_state_dict
     from course_lib.datasets import CharCorruptionDatasetBase
     from course_lib.evaluation import predict_places
     from course_lib.model import GPT, GPTConfig
@@ -128,20 +137,53 @@ def decode(request: dict) -> dict:
         kwargs = {} if classes[part["attention"]] is None else {"attention_class": classes[part["attention"]]}
         model = GPT(config, **kwargs)
         try:
-            state = torch.load(part["params"], map_location="cpu", weights_only=True)
-            if not isinstance(state, dict):
-                raise TypeError("not a state_dict")
-            model.load_state_dict(state, strict=True)
-        except Exception as err:  # unreadable, unsafe or of another shape: that part's problem only
-            out[part["name"]] = {"error": {"kind": "params", "type": type(err).__name__}}
+            state, misfit = fit_state_dict(model, torch.load(part["params"], map_location="cpu", weights_only=True))
+        except Exception as err:  # unreadable or unsafe (a pickle that is a program): that part's problem only
+            out[part["name"]] = {"error": {"kind": "unreadable", "type": type(err).__name__}}
             continue
+        if misfit is not None:  # numbers and the trusted model's own names only
+            out[part["name"]] = {"error": {"kind": misfit.kind, "name": misfit.name, "got": list(misfit.got),
+                                           "want": list(misfit.want)}}
+            continue
+        model.load_state_dict(state, strict=True)
         model.eval()
         out[part["name"]] = {split: predict_places(model, vocab, questions, request.get("batch_size", 256))
                              for split, questions in part["questions"].items()}
     return out
 
 
-JOBS = {"probe": probe, "decode": decode}
+def retrain(request: dict) -> dict:
+    """The named training runs from the student's own notebooks; the final params of each run part (or why not)."""
+    import torch
+
+    from course_lib.runs import RUNS, run
+
+    parts, failed, _ = load_parts(request["notebooks"], request.get("cell_seconds"))
+    out_dir = "/tmp/audit" if os.path.isdir("/tmp") else "audit"
+    stopped: dict[str, str] = {}  # run -> the error type that stopped it
+    for name in request["runs"]:
+        if any(before in stopped for before in request["after"].get(name, [])):
+            stopped[name] = "an earlier run failed"
+            continue
+        started = time.monotonic()
+        try:
+            run(name, parts, preset=request["preset"], data_dir=request["data_dir"], out_dir=out_dir,
+                seed=int(request["seeds"].get(name, 0)), progress=False, num_threads=1)
+        except BaseException as err:  # the student's code: that run (and what needs it) is reported, the rest go on
+            traceback.print_exception(err, file=sys.stdout)
+            stopped[name] = type(err).__name__
+        print(f"[grader] retrain {name}: {time.monotonic() - started:.1f} s", flush=True)
+    out = {"failed_notebooks": failed, "parts": {}}
+    for part, final in request["finals"].items():
+        if final in stopped:
+            out["parts"][part] = {"error": stopped[final]}
+            continue
+        state = torch.load(os.path.join(out_dir, RUNS[final].writes), map_location="cpu", weights_only=True)
+        out["parts"][part] = {"state": state}
+    return out
+
+
+JOBS = {"probe": probe, "decode": decode, "retrain": retrain}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ import torch
 
 from autograder import confinement, registry
 from autograder.__main__ import main
-from course_lib.runs import RUNS, run
+from autograder.csv_safe import unescape_cell
 
 import dask_faults
 from autograder.cohort import CACHE_DIR
@@ -43,6 +43,7 @@ RELEASE = REPO / "notebooks" / "a5"
 CANARY = f"CANARY-{uuid.uuid4().hex}"  # written into every grader-only file; must reach no student
 NB02 = "02_finetune_without_pretraining.ipynb"
 KILLED_ONCE, KILLED_TWICE = "aa_reference", "blank"  # whose workers are killed mid-grading in the parallel run
+FORMULA_ID = '=HYPERLINK("evil.example";"x")'  # a student id nbgrader accepts, and a spreadsheet formula
 
 FORGE_PROBES = '''
 try:
@@ -95,15 +96,17 @@ for fd in range(3, 30):
 os._exit(0)
 '''
 
+# the 08 (b) answer replaced by one that reads what it can of the grader's files and raises it as its message
 READ_SECRETS = '''
 import os
-found = []
-for path in PATHS:
-    try:
-        found.append(open(path, errors="replace").read()[:2000] if os.path.isfile(path) else str(os.listdir(path)))
-    except OSError as err:
-        found.append(type(err).__name__)
-raise RuntimeError("leak: " + " | ".join(found))
+def position_embeddings(T, d):
+    found = []
+    for path in PATHS:
+        try:
+            found.append(open(path, errors="replace").read()[:2000] if os.path.isfile(path) else str(os.listdir(path)))
+        except OSError as err:
+            found.append(type(err).__name__)
+    raise RuntimeError("leak: " + " | ".join(found))
 '''
 
 KILL_OTHERS = '''
@@ -133,6 +136,22 @@ for path in ("/tmp/fill", "/dev/shm/fill", "/job/fill", "fill"):
         pass
 '''
 
+FORMULA_ERROR = '''
+def initialize_vanilla_model(mconf):
+    raise type('=HYPERLINK("http://evil.example","click")', (Exception,), {})("=cmd|' /C calc'!A0")
+def finetune(*args, **kwargs):
+    raise type("E" + "NV" * 1600, (Exception,), {})("x" * 5000)
+'''
+
+# right at the public check's block size (50), wrong at every size the runs use: no pretrained-run point
+SPAN_PUBLIC_ONLY = '''
+_right = CharCorruptionDataset.__getitem__
+def _only_at_50(self, idx):
+    x, y = _right(self, idx)
+    return (x, y) if self.block_size == 50 else (x.flip(0), y.flip(0))
+CharCorruptionDataset.__getitem__ = _only_at_50
+'''
+
 NETWORK = '''
 import socket
 for host in ("127.0.0.1", "localhost"):
@@ -160,7 +179,7 @@ def _with_cell(folder: Path, name: str, source: str, index: int = 2) -> None:
 
 
 @pytest.fixture(scope="module")
-def cohort(tmp_path_factory, world_dir, world_answers, reference):
+def cohort(tmp_path_factory, world_dir, world_answers, smoke_runs):
     """Two references with smoke runs, and one hostile student per attack between them."""
     root = tmp_path_factory.mktemp("cohort")
     grader_only = root / "grader_only"
@@ -171,8 +190,7 @@ def cohort(tmp_path_factory, world_dir, world_answers, reference):
     submitted = root / "submitted"
     ref = submitted / "aa_reference" / "a5"
     shutil.copytree(SOLUTIONS, ref)
-    for name in RUNS:
-        run(name, reference, preset="smoke", data_dir=world_dir, out_dir=ref / "outputs", progress=False)
+    shutil.copytree(smoke_runs, ref / "outputs")
     shutil.copytree(ref, submitted / "zz_reference" / "a5")
 
     def blank(student: str) -> Path:
@@ -218,6 +236,13 @@ def cohort(tmp_path_factory, world_dir, world_answers, reference):
     listener.listen(8)
     listener.settimeout(0.5)
     _with_cell(blank("network"), NB02, f"PORT = {listener.getsockname()[1]}\n" + NETWORK)
+    _with_cell(blank(FORMULA_ID), NB02, FORMULA_ERROR, index=99)
+    _with_cell(solved("span_public_only"), "03_span_corruption.ipynb", SPAN_PUBLIC_ONLY, index=3)
+    oversized = blank("oversized_params")
+    (oversized / "outputs").mkdir()
+    for name in ("vanilla.model.params", "vanilla.finetune.params", "synthesizer.finetune.params"):
+        with open(oversized / "outputs" / name, "wb") as f:
+            f.truncate(250 * 2 ** 20)  # sparse: costs the test nothing, the grader its size
     _honest_students(submitted, blank)
     hand_edited = solved("hand_edited")  # the reference's params, one predictions file typed in by hand
     edited = hand_edited / "outputs" / "vanilla.pretrain.dev.predictions"
@@ -270,7 +295,7 @@ def _grade(cohort, world_dir, out: Path, *options: str) -> dict:
         watcher.join()
     assert code == 0
     with open(out / "grades.csv") as f:
-        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+        rows = {unescape_cell(r["student_id"]): r for r in csv.DictReader(f)}
     return dict(out=out, rows=rows, reasons=json.loads((out / "reasons.json").read_text()), scratch=scratch,
                 connections=connections)
 
@@ -328,7 +353,7 @@ def test_references_keep_full_marks(graded):
 
 
 @pytest.mark.parametrize("student", ["forges_probes", "writes_answer", "kills_others", "symlinks", "malformed",
-                                     "fills_disk", "network"])
+                                     "fills_disk", "network", FORMULA_ID, "oversized_params"])
 def test_hostile_blank_submissions_gain_nothing(graded, student):
     """Does a blank release plus an attack (forged outputs, forged answer, signals, links, junk) score zero?"""
     assert _score(graded, student) == 0, graded["reasons"][student]
@@ -337,9 +362,12 @@ def test_hostile_blank_submissions_gain_nothing(graded, student):
 def test_reading_secrets_gains_nothing_and_leaks_nothing(graded):
     """Can a submission read grader-only files, or carry them back through an error message? (no)"""
     by_part = {p["part"]: p for p in graded["reasons"]["reads_secrets"]}
-    assert by_part["08-b-test"]["points"] == 0 and "RuntimeError" in by_part["08-b-test"]["reason"]
-    assert "leak:" not in by_part["08-b-test"]["reason"]
-    assert _score(graded, "reads_secrets") == _score(graded, "aa_reference") - 2  # the two twins of notebook 08
+    twin_08_b = [gid for gid in by_part if gid.startswith("08-b")]
+    for gid in twin_08_b:
+        assert by_part[gid]["points"] == 0 and "RuntimeError" in by_part[gid]["reason"], by_part[gid]
+        assert "leak:" not in by_part[gid]["reason"]
+    lost = sum(registry.BY_ID[gid].points for gid in twin_08_b)
+    assert _score(graded, "reads_secrets") == _score(graded, "aa_reference") - lost
 
 
 def test_no_grader_only_byte_reaches_a_student(graded, cohort):
@@ -408,7 +436,7 @@ def test_hand_edited_predictions_are_caught(graded):
 def test_corrupt_notebook_gets_its_row(graded):
     """Does a notebook that is not JSON get a row with zero and a readable reason instead of stopping the batch?"""
     part = next(p for p in graded["reasons"]["broken_json"] if p["part"] == "05-synthesizer-equivalence")
-    assert part["points"] == 0 and "05_synthesizer.ipynb could not be loaded" in part["reason"], part
+    assert part["points"] == 0 and "05_synthesizer.ipynb could not be read as a notebook" in part["reason"], part
 
 
 def test_identical_submissions_are_flagged_with_both_names(graded):
@@ -468,3 +496,33 @@ def test_parallel_grading_reaches_no_network_and_leaves_no_files(graded_parallel
     for grading in (graded_parallel["first"], graded_parallel):
         assert grading["connections"] == []
         assert list(grading["scratch"].iterdir()) == []
+
+
+def test_no_csv_cell_starts_a_formula_and_reasons_stay_short(graded):
+    """Does the formula-named student (and its formula-named exception) reach every CSV as text, and does every reason
+    stay short, naming no exception type of the student's own?"""
+    for name in ("grades.csv", "flags.csv", "refused.csv"):
+        with open(graded["out"] / name, newline="", encoding="utf-8") as f:
+            cells = [cell for row in csv.reader(f) for cell in row]
+        assert not [c for c in cells if c.startswith(("=", "+", "-", "@"))], name
+    parts = graded["reasons"][FORMULA_ID]
+    for part in parts:
+        assert len(part["reason"]) <= 300 and "HYPERLINK" not in part["reason"] and "NVNV" not in part["reason"]
+    assert all(len(p["reason"]) <= 300 for parts in graded["reasons"].values() for p in parts)
+    glue = next(p for p in parts if p["part"] == "02-glue-config")
+    assert glue["reason"].startswith("your code raised an error"), glue
+
+
+def test_a_span_corruption_right_only_at_the_public_size_earns_no_pretrained_run_point(graded):
+    """Does span corruption that passes the public check but fails the hidden one cost every pretrained run split?"""
+    by_part = {p["part"]: p for p in graded["reasons"]["span_public_only"]}
+    assert by_part["03-span-public"]["points"] > 0 and by_part["03-span-hidden"]["points"] == 0
+    for label, part in by_part.items():
+        if label.startswith(("vanilla_pretrain/", "synthesizer_pretrain/")):
+            assert part["points"] == 0 and "03-span-hidden" in part["reason"], part
+
+
+def test_oversized_params_are_left_out_by_size(graded):
+    """Are 250 MB params files left out at collect with their size in the instructor's log, never read?"""
+    log = (graded["out"] / "instructor_log.txt").read_text()
+    assert log.count("250 MB, over the 64 MB limit") == 3

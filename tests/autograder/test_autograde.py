@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import autograder.autograde as autograde_module
-from autograder.autograde import (AutogradeSettings, Autograded, autograde_cohort, autograde_one, course_db_url,
-                                  sqlite_path, students_of)
+from autograder.autograde import (COLLECTED, AutogradeSettings, Autograded, autograde_cohort, autograde_one,
+                                  collect_course, course_db_url, sqlite_path)
 from autograder.dask_tasks import Cluster
 
 
@@ -36,12 +36,24 @@ def test_the_gradebook_url_comes_from_the_course_config(tmp_path):
     assert course_db_url(tmp_path) == "postgresql:///a5"
 
 
-def test_only_usable_student_folders_are_autograded(tmp_path):
-    """Are folders without the assignment ignored, and names nbgrader cannot take as ids set apart?"""
-    for name in ("ann", "ben", "bad name", ".hidden"):
-        (tmp_path / "submitted" / name / "a5").mkdir(parents=True)
-    (tmp_path / "submitted" / "cal").mkdir()
-    assert students_of(tmp_path, "a5") == (["ann", "ben"], [".hidden", "bad name"])
+def test_nbgrader_gets_the_collect_steps_copy_only(tmp_path):
+    """Is every usable student copied into collected/ (links and FIFOs left out, odd but honest ids kept), an id
+    nbgrader cannot carry refused, and a copy of a student gone from submitted/ removed?"""
+    secret = tmp_path / "grader_only" / "world-seed.txt"
+    secret.parent.mkdir()
+    secret.write_text("SECRET")
+    for name in ("ann", "--help", "bad*name", ".hidden"):
+        folder = tmp_path / "submitted" / name / "a5"
+        folder.mkdir(parents=True)
+        (folder / "03_span_corruption.ipynb").write_text(name)
+    os.symlink(secret, tmp_path / "submitted" / "ann" / "a5" / "02_finetune_without_pretraining.ipynb")
+    os.mkfifo(tmp_path / "submitted" / "ann" / "a5" / "05_synthesizer.ipynb")
+    (tmp_path / COLLECTED / "gone" / "a5").mkdir(parents=True)
+    cohort = collect_course(tmp_path, "a5")
+    assert [c.student for c in cohort.students] == ["--help", "ann"]
+    assert [r.shown for r in cohort.refused] == ["bad*name"]
+    assert sorted(p.name for p in (tmp_path / COLLECTED).iterdir()) == ["--help", "ann"]
+    assert sorted(p.name for p in (tmp_path / COLLECTED / "ann" / "a5").iterdir()) == ["03_span_corruption.ipynb"]
 
 
 def test_a_student_past_the_time_limit_is_stopped_with_a_reason(tmp_path):
@@ -92,9 +104,10 @@ def test_sqlite_gradebook_sessions_take_turns(tmp_path):
 
 def test_rerun_autogrades_only_what_changed(tmp_path, monkeypatch):
     """Does a re-run leave unchanged students alone, redo (forced) a changed one and a failed one, and --force all?"""
+    notebook = "03_span_corruption.ipynb"
     for student in ("ann", "ben", "cal"):
         (tmp_path / "submitted" / student / "a5").mkdir(parents=True)
-        (tmp_path / "submitted" / student / "a5" / "03.ipynb").write_text(student)
+        (tmp_path / "submitted" / student / "a5" / notebook).write_text(student)
     started: list[tuple[str, bool]] = []
     failing = {"cal"}
 
@@ -107,6 +120,7 @@ def test_rerun_autogrades_only_what_changed(tmp_path, monkeypatch):
 
     def again(**kwargs):
         started.clear()
+        collect_course(tmp_path, "a5")
         results = autograde_cohort(_settings(tmp_path, "sqlite:///gradebook.db", **kwargs), ["ann", "ben", "cal"],
                                    Cluster(1), progress=False)
         return [(r.student, r.ok, r.skipped) for r in results]
@@ -114,7 +128,7 @@ def test_rerun_autogrades_only_what_changed(tmp_path, monkeypatch):
     assert again() == [("ann", True, False), ("ben", True, False), ("cal", False, False)]
     failing.clear()
     assert again() == [("ann", True, True), ("ben", True, True), ("cal", True, False)] and started == [("cal", True)]
-    (tmp_path / "submitted" / "ben" / "a5" / "03.ipynb").write_text("ben, handed in again")
+    (tmp_path / "submitted" / "ben" / "a5" / notebook).write_text("ben, handed in again")
     again()
     assert started == [("ben", True)]  # nbgrader alone would skip it: its autograded folder exists
     again()

@@ -1,16 +1,21 @@
-"""The grade command's guard: no grading without confinement unless the instructor accepts the risk.
+"""The grade command: its guard against grading unconfined, replaying a grading from its seed, a student's time budget.
 
 The score of record on whole cohorts (references, blank, partial, hand-edited predictions,
 corrupt notebooks, flags, Gradescope files) is tested in test_adversarial.py.
 """
 from __future__ import annotations
 
+import json
 import shutil
+import time
+
+import nbformat
+import pytest
 
 from autograder import confinement
 from autograder.__main__ import main
 
-from conftest import REPO
+from conftest import REPO, SOLUTIONS
 
 RELEASE = REPO / "notebooks" / "a5"
 
@@ -24,3 +29,50 @@ def test_refuses_to_grade_unconfined(monkeypatch, tmp_path, world_dir, world_ans
                  "--answers", str(world_answers), "--preset", "smoke"])
     assert code == 2 and "refusing to grade" in capsys.readouterr().err
     assert not (tmp_path / "grades" / "grades.csv").exists()
+
+
+def _grade(submitted, out, world_dir, world_answers, *options) -> int:
+    return main(["grade", str(submitted), "--out", str(out), "--data-dir", str(world_dir), "--answers",
+                 str(world_answers), "--preset", "smoke", "--workers", "1", *options])
+
+
+@pytest.mark.skipif(confinement.status() is not None, reason="no confinement")
+def test_a_grading_replays_from_its_recorded_seed(tmp_path, world_dir, world_answers, smoke_runs):
+    """Does each student's result record its grading seed, and does grading again with --seed give the very same
+    points and reasons (the same fresh inputs)?"""
+    submitted = tmp_path / "submitted"
+    shutil.copytree(SOLUTIONS, submitted / "ann" / "a5")
+    shutil.copytree(smoke_runs, submitted / "ann" / "a5" / "outputs")
+    partial = submitted / "ben" / "a5"
+    shutil.copytree(RELEASE, partial)
+    shutil.copy(SOLUTIONS / "03_span_corruption.ipynb", partial)  # some parts right, the rest with reasons
+    assert _grade(submitted, tmp_path / "first", world_dir, world_answers) == 0
+    for student in ("ann", "ben"):
+        kept = json.loads((tmp_path / "first" / "results" / f"{student}.json").read_text())
+        assert isinstance(kept["seed"], int)
+        assert _grade(submitted, tmp_path / student, world_dir, world_answers, "--seed", str(kept["seed"]),
+                      "--student", student) == 0
+        again = json.loads((tmp_path / student / "reasons.json").read_text())
+        assert again[student] == json.loads((tmp_path / "first" / "reasons.json").read_text())[student]
+
+
+@pytest.mark.skipif(confinement.status() is not None, reason="no confinement")
+def test_a_submission_that_sleeps_costs_no_more_than_its_time_budget(tmp_path, world_dir, world_answers):
+    """Does a notebook whose cells sleep get stopped at the per-cell limit and the student's total budget, with
+    reasons, in little more than that budget?"""
+    folder = tmp_path / "submitted" / "sleeper" / "a5"
+    shutil.copytree(SOLUTIONS, folder)
+    for name, grade_id in (("02_finetune_without_pretraining.ipynb", "02-glue"), ("05_synthesizer.ipynb",
+                                                                                    "05-synthesizer")):
+        nb = nbformat.read(folder / name, as_version=4)
+        answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+        answer.source = "import time\nwhile True:\n    time.sleep(1)\n" + answer.source  # never gets to define
+        nbformat.write(nb, folder / name)
+    start = time.monotonic()
+    assert _grade(tmp_path / "submitted", tmp_path / "grades", world_dir, world_answers, "--cell-timeout", "3",
+                  "--student-timeout", "12", "--timeout", "60") == 0
+    assert time.monotonic() - start < 40
+    reasons = json.loads((tmp_path / "grades" / "reasons.json").read_text())["sleeper"]
+    assert all(p["reason"] for p in reasons if p["points"] < p["max_points"])
+    glue = next(p for p in reasons if p["part"] == "02-glue-config")
+    assert glue["points"] == 0 and ("CellTimeout" in glue["reason"] or "time limit" in glue["reason"]), glue

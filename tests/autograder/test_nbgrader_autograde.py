@@ -35,7 +35,11 @@ MEMORY_MB = 3000
 EXPECTED = {  # student -> total autograded score (of 27)
     "reference": 27, "blank": 0, "partial": 20, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
     "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "reads_answers": 20, "corrupt_json": 0,
+    # links to grader-only files and a peer's work, a FIFO and a socket named like notebook 03, beside the
+    # released 02: the collect step leaves them all out, so nbgrader never reads them
+    "links": 0, "fifo": 0, "socket": 0,
 }
+CANARY = "CANARY-world-seed-3f9a1c"  # grader_only/world-seed.txt: in no autograded, collected or feedback file
 if ROOT:  # without confinement this one could kill the grader itself
     EXPECTED["tampers"] = 0
 # a kernel can make its own test cells pass: nbgrader's run believes it, the trusted grader does not
@@ -153,6 +157,7 @@ def course(tmp_path_factory, world_dir, world_answers, postgres):
 
     generated = nbgrader("generate_assignment", "a5", "--force")
     assert generated.returncode == 0, generated.stderr[-2000:]
+    (grader_only / "world-seed.txt").write_text(CANARY)
     for student, notebooks in _submissions(course, Path(answers)).items():
         folder = course / "submitted" / student / "a5"
         folder.mkdir(parents=True)
@@ -161,6 +166,7 @@ def course(tmp_path_factory, world_dir, world_answers, postgres):
                 (folder / name).write_text(nb)
             else:
                 nbformat.write(nb, folder / name)
+    _special_files(course, grader_only)
     with dask_faults.local_cluster(workers=2) as cluster:
         with dask_faults.killing(cluster.scheduler_address, {sorted(EXPECTED).index(KILLED): 1}) as killed:
             autograde = subprocess.run(
@@ -172,6 +178,24 @@ def course(tmp_path_factory, world_dir, world_answers, postgres):
     assert exported.returncode == 0, exported.stderr[-2000:]
     return dict(dir=course, autograde=autograde, env=env, nbgrader=nbgrader, answers=answers, db=url,
                 killed=[sorted(EXPECTED)[i] for i in killed], left=left)
+
+
+def _special_files(course: Path, grader_only: Path) -> None:
+    """The link, FIFO and socket students: the released 02 beside a notebook 03 that is not a regular file."""
+    import socket
+
+    for student in ("links", "fifo", "socket"):
+        folder = course / "submitted" / student / "a5"
+        folder.mkdir(parents=True)
+        shutil.copy(course / "release" / "a5" / NB02, folder / NB02)
+    links = course / "submitted" / "links" / "a5"
+    os.symlink(grader_only / "world-seed.txt", links / NB03)
+    os.symlink(course / "submitted" / "reference" / "a5", links / "outputs")  # a peer's folder
+    os.symlink(grader_only / "birth_test.tsv", links / "timestamp.txt")
+    os.mkfifo(course / "submitted" / "fifo" / "a5" / NB03)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(course / "submitted" / "socket" / "a5" / NB03))
+    server.close()  # the socket file stays
 
 
 def _processes_in(folder: Path) -> list[str]:
@@ -285,6 +309,29 @@ def test_submission_cannot_write_the_gradebook_or_kill_the_grader(course):
     output = _autograded_output(course, "tampers")
     assert output.count("cannot write") == 3 and "cannot kill the grader" in output, output
     assert nbformat.read(course["dir"] / "autograded" / "reference" / "a5" / NB02, as_version=4).cells
+
+
+@pytest.fixture(scope="module")
+def feedback(course):
+    """nbgrader's generate_feedback of every autograded student (what goes back to students)."""
+    made = course["nbgrader"]("generate_feedback", "a5")
+    assert made.returncode == 0, made.stderr[-2000:]
+    return course["dir"] / "feedback"
+
+
+def test_no_link_fifo_or_socket_reaches_nbgrader_or_the_feedback(course, feedback):
+    """Do links to grader-only files or a peer's folder, a FIFO and a socket named like a notebook leave nothing of
+    theirs in autograded/ or feedback/ (no secret, no peer's file, no special file), without blocking the batch?"""
+    for root in (course["dir"] / "autograded", feedback, course["dir"] / "collected"):
+        for path in root.rglob("*"):
+            assert not path.is_symlink() and (path.is_dir() or path.is_file()), path
+            if path.is_file():
+                assert CANARY.encode() not in path.read_bytes(), path
+    for page in feedback.rglob("*.html"):
+        assert "BEGIN HIDDEN TESTS" not in page.read_text(encoding="utf-8"), page  # nor the hidden tests' code
+    for student in ("links", "fifo", "socket"):
+        copied = sorted(p.name for p in (course["dir"] / "autograded" / student / "a5").iterdir())
+        assert NB03 not in copied and "outputs" not in copied and "timestamp.txt" not in copied, (student, copied)
 
 
 # last in the file: it rewrites the gradebook the tests above read

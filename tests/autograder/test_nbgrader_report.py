@@ -16,7 +16,8 @@ NB = "03_span_corruption"
 CELLS = ("03-span-public", "03-span-hidden")
 
 
-def _notebook(grade_ids=CELLS, executed: bool = True, error_in: str | None = None):
+def _notebook(grade_ids=CELLS, executed: bool = True, error_in: str | None = None, ename="AssertionError",
+              evalue="wrong mask"):
     cells = [nbformat.v4.new_code_cell("x = 1")]
     for grade_id in grade_ids:
         cell = nbformat.v4.new_code_cell(f"check('{grade_id}')")
@@ -27,12 +28,11 @@ def _notebook(grade_ids=CELLS, executed: bool = True, error_in: str | None = Non
         for count, cell in enumerate(cells, 1):
             cell.execution_count = count
             if error_in is not None and cell.metadata.get("nbgrader", {}).get("grade_id") == error_in:
-                cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="wrong mask",
-                                                       traceback=[])]
+                cell.outputs = [nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])]
     return nbformat.v4.new_notebook(cells=cells)
 
 
-# student -> (submitted notebook, or raw text, or None for absent; autograded notebook or None for absent)
+# student -> (the collect step's copy of the notebook, or raw text, or None for absent; autograded notebook or None)
 STUDENTS = {
     "missing": (None, None),
     "corrupt": ('{"cells": [ not JSON', None),
@@ -40,6 +40,7 @@ STUDENTS = {
     "not_run": (_notebook(), _notebook(executed=False)),
     "deleted": (_notebook(CELLS[:1]), _notebook(CELLS[:1])),
     "failing": (_notebook(), _notebook(error_in="03-span-hidden")),
+    "formula": (_notebook(), _notebook(error_in="03-span-hidden", ename='=HYPERLINK("http://x")', evalue="x" * 5000)),
 }
 
 
@@ -59,13 +60,13 @@ def course(tmp_path_factory) -> Path:
                 gb.add_submission("a5", student)
                 for grade_id in CELLS:
                     grade = gb.find_grade(grade_id, NB, "a5", student)
-                    passed = student in ("failing", "deleted") and grade_id == CELLS[0]  # present and passing
+                    passed = student in ("failing", "deleted", "formula") and grade_id == CELLS[0]  # present, passing
                     grade.auto_score, grade.needs_manual_grade = (5 if passed else 0), False
             gb.db.commit()
     finally:
         os.environ["PATH"] = saved_path
     for student, (submitted, autograded) in STUDENTS.items():
-        for kind, content in (("submitted", submitted), ("autograded", autograded)):
+        for kind, content in (("collected", submitted), ("autograded", autograded)):
             folder = course / kind / student / "a5"
             folder.mkdir(parents=True)
             if isinstance(content, str):
@@ -104,3 +105,31 @@ def test_deleted_only_when_the_graded_notebook_lacks_the_cell(reasons):
 def test_failing_cell_gets_its_error(reasons):
     """Does a test cell that ran and failed get its own error as the reason?"""
     assert reasons["failing"] == ["AssertionError: wrong mask"]
+
+
+def test_a_formula_in_an_exception_reaches_the_csv_as_text_and_bounded(course, tmp_path):
+    """Is an exception class named like a spreadsheet formula shown as 'an error', its message cut short, and does
+    no cell of nbgrader_reasons.csv start a formula?"""
+    import csv
+
+    from autograder.nbgrader_report import write_report
+
+    _, found = explain(course, "a5")
+    [mine] = [r.reason for r in found if r.student == "formula"]
+    assert mine.startswith("an error: ") and len(mine) <= 300 and "HYPERLINK" not in mine
+    path = write_report(found, tmp_path / "nbgrader_reasons.csv")
+    with open(path, newline="", encoding="utf-8") as f:
+        assert not any(cell.startswith(("=", "+", "-", "@")) for row in csv.reader(f) for cell in row)
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_in_submitted_is_never_read(course):
+    """Does a FIFO named like a notebook in submitted/ (the student's raw folder) leave the report unblocked?"""
+    raw = course / "submitted" / "failing" / "a5"
+    raw.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(raw / f"{NB}.ipynb")
+    try:
+        _, found = explain(course, "a5")
+    finally:
+        (raw / f"{NB}.ipynb").unlink()
+    assert [r.reason for r in found if r.student == "failing"] == ["AssertionError: wrong mask"]

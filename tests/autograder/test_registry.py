@@ -35,3 +35,13 @@ def test_run_parts_match_the_bars_and_the_runs():
         assert part.params.endswith(".params") and part.dev.endswith(".predictions"), part
     bars = load_bars("synthetic", "cpu")
     assert {b.part for b in bars} == {p.name for p in registry.RUN_PARTS}
+
+
+def test_run_parts_need_every_check_of_the_code_they_run_hidden_ones_included():
+    """Does each run part need every check, public and hidden, of each notebook whose code its runs call?"""
+    runs_code = {"vanilla_nopretrain": {"02"}, "vanilla_pretrain": {"02", "03", "04"},
+                 "synthesizer_pretrain": {"02", "03", "04", "05"}}
+    for part in registry.RUN_PARTS:
+        want = {c.grade_id for c in registry.CHECKS if c.notebook[:2] in runs_code[part.name]}
+        assert set(part.needs) == want, part.name
+    assert "03-span-hidden" in next(p for p in registry.RUN_PARTS if p.name == "vanilla_pretrain").needs

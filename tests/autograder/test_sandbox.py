@@ -199,3 +199,20 @@ def test_one_checks_memory_error_does_not_void_the_others(tmp_path):
     assert job.problem is None, job.problem
     assert job.answer["checks"]["hog"]["error"]["kind"] == "memory"
     assert job.answer["checks"]["ok"]["output"]["result"] == 7
+
+
+def test_a_confined_plot_finds_its_fonts_quietly():
+    """Does matplotlib draw in the sandbox without fontconfig's "Fontconfig error" (every autograded notebook's first
+    output used to start with it)?"""
+    import subprocess
+    import sys
+
+    from autograder.confinement import Mounts, bwrap_argv
+
+    script = ("import matplotlib; matplotlib.use('agg'); import matplotlib.pyplot as plt\n"
+              "from matplotlib import font_manager\n"
+              "plt.figure(); plt.title('fonts'); plt.savefig('/tmp/plot.png'); print(len(font_manager.fontManager.ttflist))")
+    done = subprocess.run(bwrap_argv([sys.executable, "-c", script], Mounts(), Limits()), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and int(done.stdout) > 0, done.stderr
+    assert "Fontconfig" not in done.stderr, done.stderr

@@ -38,3 +38,18 @@ def test_predictions_file_lines(tmp_path):
     """Is the trailing newline of a predictions file not read as an empty prediction?"""
     (tmp_path / "p").write_text("London\n\nParis\n", encoding="utf-8")
     assert read_predictions(tmp_path / "p") == ["London", "", "Paris"]
+
+
+@pytest.mark.parametrize("raw", [b"London\r\n\r\nParis\r\n", b"\xef\xbb\xbfLondon\n\nParis\n", b"London\r\rParis",
+                                 b"\xef\xbb\xbfLondon\r\n\r\nParis"])
+def test_predictions_in_other_line_ends_and_with_a_byte_order_mark_read_the_same(tmp_path, raw):
+    """Do CRLF or CR line ends, a UTF-8 byte-order mark and a missing final newline give the same predictions?"""
+    (tmp_path / "p").write_bytes(raw)
+    assert read_predictions(tmp_path / "p") == ["London", "", "Paris"]
+
+
+def test_a_tsv_in_windows_line_ends_parses(tmp_path):
+    """Does a birth-place file saved with CRLF line ends and a byte-order mark parse to the same examples?"""
+    (tmp_path / "crlf.tsv").write_bytes(b"\xef\xbb\xbfWhere was A born?\tX\r\nWhere was B born?\tY\r\n")
+    assert [(e.question, e.place) for e in read_birth_places(tmp_path / "crlf.tsv")] == [
+        ("Where was A born?", "X"), ("Where was B born?", "Y")]

@@ -75,3 +75,47 @@ def test_unwritten_answer_cells_are_skipped(tmp_path):
     path = _write(tmp_path / "nb.ipynb", [new_code_cell("raise NotImplementedError()"), new_code_cell("y = 3")])
     module = load_notebook(path)
     assert module.y == 3 and module.__not_written__ == ["nb.ipynb cell 0"]
+
+
+IPYTHON_CELLS = {
+    "display": "x = 2\ndisplay(x)",
+    "cell magic": "%%bash\necho this never runs\nexit 1",
+    "shell escape into a variable": "files = !ls\nlisting = list(files)",
+    "shell escape": "!pip install something-from-the-network",
+    "help": "len?",
+    "continuation line starting with %": "remainder = 17 \\\n% 5",
+    "timed definition": "%%time\ndef timed():\n    return 'timed'",
+    "timeit with options": "%timeit -n 3 -r 1 timeit_ran.append(1)",
+    "captured definition": "%%capture out\nprint('quiet')\ncaptured = 'yes'",
+    "line magic": "%matplotlib inline\n%load_ext autoreload\n%autoreload 2\nafter_magics = True",
+    "top-level await": "import asyncio\nawaited = await asyncio.sleep(0, result='done')",
+    "exit": "exit()\nafter_exit = True",
+}
+
+
+def test_cells_in_ipython_syntax_load_as_in_jupyter(tmp_path):
+    """Does every cell a Jupyter kernel runs (magics, shell escapes, help, await) load, with side effects inert?"""
+    cells = [new_code_cell("timeit_ran = []")] + [new_code_cell(source) for source in IPYTHON_CELLS.values()]
+    module = load_notebook(_write(tmp_path / "ipython.ipynb", cells))
+    assert module.x == 2 and module.listing == [] and module.remainder == 2
+    assert module.timed() == "timed" and module.timeit_ran == [1] and module.captured == "yes"
+    assert module.after_magics and module.awaited == "done" and module.after_exit
+    assert not hasattr(module, "In") and not hasattr(module, "get_ipython")
+
+
+def test_recorded_errors_let_the_rest_of_the_notebook_load(tmp_path):
+    """With errors='record', does a failing cell (syntax, exception) leave the later definitions loaded and say where?"""
+    path = _write(tmp_path / "02_nb.ipynb", [new_code_cell("def f(:\n    pass"), new_code_cell("a = 1\n\n1 / 0"),
+                                            new_code_cell("b = 2")])
+    module = load_notebook(path, errors="record")
+    assert module.a == 1 and module.b == 2
+    assert [(e.label, e.kind, e.line) for e in module.__errors__] == [
+        ("02_nb.ipynb cell 0", "SyntaxError", 1), ("02_nb.ipynb cell 1", "ZeroDivisionError", 3)]
+
+
+def test_a_cell_past_its_time_limit_is_stopped_and_the_rest_loads(tmp_path):
+    """Is a cell that runs too long stopped as a recorded error, with the cells after it still run?"""
+    path = _write(tmp_path / "slow.ipynb", [new_code_cell("import time\nwhile True:\n    time.sleep(0.05)"),
+                                           new_code_cell("after = 1")])
+    module = load_notebooks([path], errors="record", cell_seconds=0.5)
+    assert module.after == 1 and [e.kind for e in module.__errors__] == ["CellTimeout"]

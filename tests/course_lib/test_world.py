@@ -306,3 +306,15 @@ def test_cli_string_seed_writes_answers_apart(tmp_path):
     assert sorted(f.name for f in (tmp_path / "a").iterdir()) == sorted(STUDENT_FILES)
     assert (tmp_path / "a-grader" / TEST_ANSWERS).read_text(encoding="utf-8").splitlines() == _answer_lines("s3cret")
     assert json.loads((tmp_path / "a-grader" / WORLD_RECORD).read_text(encoding="utf-8"))["seed"] == "s3cret"
+
+
+def test_answers_into_another_worlds_student_folder_are_refused_in_one_line(tmp_path, capsys):
+    """Is --answers-out inside another world's student folder refused with one clear line, nothing written?"""
+    from course_lib.__main__ import main
+
+    write_world(tmp_path / "public", seed=0)
+    code = main(["world", "--out", str(tmp_path / "course"), "--seed", "7",
+                 "--answers-out", str(tmp_path / "public" / "birth_test.tsv")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "students' data" in err
+    assert not (tmp_path / "public" / "birth_test.tsv").exists()

@@ -1,0 +1,134 @@
+"""The course's JupyterHub: `make hub` starts it (docs/hub.md); tests/hub starts one of its own.
+
+Run as root (after tools/hub_setup.sh), it logs the machine's Linux users in with PAM and starts each one's
+Jupyter server as that user; nbgrader's exchange carries assignments between them. One instructor, who gets the
+course folder and formgrader; students, who get their home folder, the Assignments tab and Validate.
+
+Settings come from the environment; the defaults are what `make hub` and tools/hub_setup.sh use:
+    HUB_IP, HUB_PORT          where browsers reach the hub                 127.0.0.1, 8000
+    HUB_API_PORT              the hub's own API, behind the proxy          8081
+    HUB_PROXY_API_PORT        the proxy's control port                     8001
+    HUB_STATE                 the hub's database and cookie secret         /var/lib/attention-hub/hub
+    HUB_INSTRUCTOR            the instructor's user name                   instructor
+    HUB_STUDENTS              the students' user names, space-separated    student1 student2
+    HUB_EXCHANGE              nbgrader's exchange root                     /srv/nbgrader/exchange
+    HUB_DATA                  the course world students read               /srv/attention-course/data
+    COURSE_PRESET             the preset students train with               cpu
+"""
+from __future__ import annotations
+
+import os
+import pwd
+import re
+from pathlib import Path
+
+from jupyterhub.spawner import LocalProcessSpawner
+
+c = get_config()  # noqa: F821 (provided by JupyterHub)
+
+HUB = Path(__file__).resolve().parent
+REPO = HUB.parent
+USERS_PYTHON = "/opt/attention-hub/python/bin/python"  # made by tools/hub_users_python.sh
+COURSE_FOLDER = "attention-course"  # in the instructor's home, made by tools/hub_setup.sh
+
+
+def setting(name: str, default: str) -> str:
+    return os.environ.get(name) or default
+
+
+INSTRUCTOR = setting("HUB_INSTRUCTOR", "instructor")
+STUDENTS = setting("HUB_STUDENTS", "student1 student2").split()
+STATE = Path(setting("HUB_STATE", "/var/lib/attention-hub/hub"))
+STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def course_id() -> str:
+    """The course id of the course's nbgrader_config.py: the exchange files everything under it."""
+    text = (REPO / "nbgrader_config.py").read_text(encoding="utf-8")
+    return re.search(r"""^c\.CourseDirectory\.course_id\s*=\s*["']([^"']+)["']""", text, re.M).group(1)
+
+
+# --- where it listens ---
+# browsers reach the proxy here; loopback by default: PAM passwords must not cross a network in clear text
+# (put TLS in front, or set c.JupyterHub.ssl_cert/ssl_key, before serving other machines)
+c.JupyterHub.bind_url = f"http://{setting('HUB_IP', '127.0.0.1')}:{setting('HUB_PORT', '8000')}"
+# the hub's API and the proxy's control port stay on loopback: only the hub, the proxy and the servers talk there
+c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{setting('HUB_API_PORT', '8081')}"
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{setting('HUB_PROXY_API_PORT', '8001')}"
+# the proxy from npm, pinned by hub/package-lock.json (tools/hub_setup.sh runs npm ci), not whatever is on PATH
+c.ConfigurableHTTPProxy.command = [str(HUB / "node_modules" / ".bin" / "configurable-http-proxy")]
+
+# --- the hub's own state, kept out of the repository and away from the users ---
+c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
+c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")  # its default is the working folder
+
+# --- who logs in ---
+# the machine's own accounts and passwords (tools/hub_setup.sh makes them): no second user database to keep
+c.JupyterHub.authenticator_class = "pam"
+# only the course's people, even though every Linux account could authenticate
+c.Authenticator.allowed_users = {INSTRUCTOR, *STUDENTS}
+# PAM sessions are off (JupyterHub's default since 2.2; their lifecycle is wrong): said here so nobody turns them on
+# for a machine without a session manager
+c.PAMAuthenticator.open_sessions = False
+# nobody is a hub admin: the instructor grades through nbgrader's exchange, never by opening students' servers
+c.Authenticator.admin_users = set()
+
+
+# --- how servers start ---
+class CourseSpawner(LocalProcessSpawner):
+    """LocalProcessSpawner that starts the server in its notebook_dir rather than the home folder.
+
+    nbgrader reads the course's relative paths (its gradebook, "sqlite:///gradebook.db") against the working
+    folder: in the home folder formgrader would open an empty gradebook there instead of the course's."""
+
+    def make_preexec_fn(self, name):
+        become_user = super().make_preexec_fn(name)  # drops to the user and enters their home
+        folder = self.notebook_dir
+
+        def preexec():
+            become_user()
+            if folder:
+                os.chdir(folder)
+
+        return preexec
+
+
+def by_role(spawner) -> None:
+    """The instructor's server opens the course folder with nbgrader's instructor tools; a student's their home."""
+    name = spawner.user.name
+    home = pwd.getpwnam(name).pw_dir
+    role = "instructor" if name == INSTRUCTOR else "student"
+    # hub/<role>/ holds that role's Jupyter and nbgrader config (which tools show, where the course and exchange are);
+    # a student's server also reads student_jupyter/, `make student`'s config, which hub/student/ only adds to
+    config_path = [HUB / role] + ([REPO / "student_jupyter"] if role == "student" else [])
+    environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": os.pathsep.join(map(str, config_path))}
+    if role == "instructor":
+        # formgrader wants the course folder as the server's root, and the instructor works in it
+        spawner.notebook_dir = environment["COURSE_ROOT"] = f"{home}/{COURSE_FOLDER}"
+    spawner.environment = environment
+
+
+c.JupyterHub.spawner_class = CourseSpawner
+# each user's server runs as that user (LocalProcessSpawner drops to their uid): files they write are theirs, and
+# the exchange's permissions are what keep one student's work from another
+c.Spawner.cmd = [USERS_PYTHON, "-m", "jupyterhub.singleuser"]
+c.Spawner.pre_spawn_hook = by_role
+c.Spawner.default_url = "/lab"
+# two shared cores start a server in 5 to 20 s: the defaults (60 s, 30 s) leave too little margin under load
+c.Spawner.start_timeout = 180
+c.Spawner.http_timeout = 120
+c.Spawner.environment = {
+    # the users' Python first (its `alembic`, `nbgrader`, `jupyter`), then the system's
+    "PATH": f"{Path(USERS_PYTHON).parent}:/usr/local/bin:/usr/bin:/bin",
+    # hub/<role>/nbgrader_config.py reads these two: the course everything is filed under, and where the exchange is
+    "COURSE_ID": course_id(),
+    "COURSE_EXCHANGE": setting("HUB_EXCHANGE", "/srv/nbgrader/exchange"),
+    # the course world every notebook reads (the default would write one into the read-only course repository)
+    "COURSE_DATA_DIR": setting("HUB_DATA", "/srv/attention-course/data"),
+    # the preset the course trains with: the grader decodes params with the same one
+    "COURSE_PRESET": setting("COURSE_PRESET", "cpu"),
+}
+# JupyterHub would pass its own PATH and a few more from root's environment: everything a server needs is above
+c.Spawner.env_keep = ["LANG", "LC_ALL"]

@@ -1,0 +1,244 @@
+"""The life of an assignment on the course's JupyterHub, as three real Linux users in headless Chromium.
+
+One module, its tests in order (each a step; a failed step skips the rest), sharing one hub, one browser and three
+logged-in users (module fixtures, so the hub starts once and each server spawns once): the instructor releases from
+formgrader; two students fetch, answer one cell each, Validate and submit from the Assignments tab; the instructor
+collects, runs docs/hub.md's grading commands (as root, --preset smoke), grades a written answer by hand in
+formgrader and releases feedback; each student fetches feedback and reads their own, and only their own.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import re
+import subprocess
+import textwrap
+
+import nbformat
+import pytest
+
+from course_lib.layout import REPO, SOLUTIONS_DIR
+
+from . import hub_server, ui
+from .conftest import COURSE_NOTEBOOKS
+from .hub_server import INSTRUCTOR, STUDENTS
+
+pytestmark = [pytest.mark.timeout(600), pytest.mark.usefixtures("step")]
+
+A5 = "a5"
+ADA, BO = STUDENTS
+# each student answers one cell: ada the span corruption (hidden checks at grading), bo the first numeric twin of 07
+ANSWERS = {ADA: ("03_span_corruption.ipynb", "03-span-corruption"), BO: ("07_attention_exploration.ipynb", "07-a-code")}
+# the written answer the instructor grades by hand, and what each student gets for it
+WRITTEN_NOTEBOOK, WRITTEN = "06_considerations_in_pretrained_knowledge", "06-a"
+MANUAL = {ADA: (1.5, f"Clear, {ADA}: name the pretraining data's role"), BO: (0.5, f"Too short, {BO}: say why")}
+GRADING_PRESET = "smoke"  # the hub's COURSE_PRESET in these tests (hub_server.start_hub): students and grader agree
+
+
+def solution_source(notebook: str, grade_id: str) -> str:
+    """The instructor's code of one answer cell, without nbgrader's BEGIN/END SOLUTION lines."""
+    cell = _cell(nbformat.read(SOLUTIONS_DIR / notebook, as_version=4), grade_id)
+    return "\n".join(line for line in cell.source.splitlines() if not re.match(r"\s*### (BEGIN|END) SOLUTION", line))
+
+
+def _cell(nb, grade_id: str):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _server(hub, user: str) -> str:
+    return f"{hub.url}/user/{user}"
+
+
+def _as_root(command: str) -> subprocess.CompletedProcess:
+    """``command`` in bash, as the instructor's root shell would run it (none of the test run's own settings)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COURSE_", "PYTEST_", "NBGRADER", "JUPYTER"))}
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=540)
+
+
+def test_instructor_generates_and_releases_from_formgrader(hub, people):
+    """Does the instructor's formgrader generate the student version and release it into the hub's exchange?"""
+    page = people[INSTRUCTOR]
+    ui.formgrader(page, _server(hub, INSTRUCTOR))
+    log = ui.assignment_action(page, A5, "assign")
+    assert "Successfully created the student version" in log
+    ui.assignment_action(page, A5, "release")
+    released = hub.exchange / "attention-course" / "outbound" / A5
+    assert sorted(p.name for p in released.glob("*.ipynb")) == sorted(COURSE_NOTEBOOKS)
+    assert "### BEGIN SOLUTION" not in (released / ANSWERS[ADA][0]).read_text()
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_student_sees_the_student_tools_only(hub, people, student):
+    """Does a student's server offer the student kernel only, answer 404 for formgrader, and show only the
+    Assignment List in the Nbgrader menu?"""
+    page = people[student]
+    specs = page.request.get(f"{_server(hub, student)}/api/kernelspecs").json()
+    assert list(specs["kernelspecs"]) == ["python3"]
+    assert page.request.get(f"{_server(hub, student)}/formgrader").status == 404
+    labels = page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader")
+    labels.click()
+    items = page.locator(".lm-Menu-content .lm-Menu-itemLabel").all_inner_texts()
+    page.keyboard.press("Escape")
+    assert [i for i in items if i.strip()] == ["Assignment List"]
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_student_fetches_answers_validates_and_submits(hub, people, student):
+    """Can a student fetch the release, answer a cell, Validate it and submit, all from the Assignments tab?"""
+    page = people[student]
+    notebook, grade_id = ANSWERS[student]
+    ui.open_assignments(page)
+    ui.fetch(page, A5)
+    fetched = hub_server.home(student) / A5 / notebook
+    assert fetched.is_file() and fetched.owner() == student  # fetched by their own server, as them
+
+    nb = nbformat.read(fetched, as_version=4)
+    index = nb.cells.index(_cell(nb, grade_id))
+    ui.open_notebook(page, f"{A5}/{notebook}")
+    ui.replace_cell_source(page, index, solution_source(notebook, grade_id))
+    passed, said = ui.validate(page)
+    # the answer's own check passes; a notebook with other answers still blank lists those (07), or passes (03)
+    own_check = next(c for c in nb.cells[index + 1:] if c.metadata.get("nbgrader", {}).get("grade")).source
+    assert own_check not in said, said[-2000:]
+    assert passed or "The following cell failed" in said, said[-2000:]
+    ui.save(page)  # as a student would before submitting (Validate saved, but the page may have changed since)
+    assert solution_source(notebook, grade_id) in _cell(nbformat.read(fetched, as_version=4), grade_id).source
+
+    ui.open_assignments(page)
+    ui.submit(page, A5)
+    inbound = hub.exchange / "attention-course" / "inbound"
+    submitted = [p for p in inbound.iterdir() if p.name.startswith(f"{student}+{A5}+")]
+    assert len(submitted) == 1, [p.name for p in inbound.iterdir()]
+    held = nbformat.read(submitted[0] / notebook, as_version=4)
+    assert solution_source(notebook, grade_id) in _cell(held, grade_id).source
+
+
+def test_instructor_collects_from_formgrader(hub, people):
+    """Does formgrader's Collect bring both submissions into the course folder's submitted/, each with its answer?"""
+    page = people[INSTRUCTOR]
+    ui.formgrader(page, _server(hub, INSTRUCTOR))
+    ui.assignment_action(page, A5, "collect")
+    for student, (notebook, grade_id) in ANSWERS.items():
+        collected = hub_server.course_folder() / "submitted" / student / A5 / notebook
+        assert collected.is_file(), f"{student}'s submission was not collected"
+        assert solution_source(notebook, grade_id) in _cell(nbformat.read(collected, as_version=4), grade_id).source
+
+
+def _docs_block(command: str) -> str:
+    """The ```bash block of docs/hub.md that runs ``command``, for the test's own course folder: the page's
+    `cd ~instructor/attention-course` goes to the test instructor's, and the page's preset to the one the test's
+    students train with (smoke), with a time limit."""
+    text = (REPO / "docs" / "hub.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"^ *```bash\n(.*?)^ *```$", text, flags=re.S | re.M) if command in b)
+    block = textwrap.dedent(block)
+    assert block.startswith("cd ~instructor/attention-course\n"), block
+    block = block.replace("cd ~instructor/attention-course", f"cd {hub_server.course_folder()}", 1)
+    return block.replace("--preset cpu", f"--preset {GRADING_PRESET} --timeout 240")
+
+
+def _grade() -> dict[str, dict[str, str]]:
+    """Run docs/hub.md's grading commands as root; return grades/grades.csv's rows by student."""
+    done = _as_root(_docs_block("autograder autograde"))
+    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    with open(hub_server.course_folder() / "grades" / "grades.csv", newline="") as f:
+        return {r["student_id"]: r for r in csv.DictReader(f)}
+
+
+def test_grading_commands_run_on_the_collected_submissions(hub):
+    """Do docs/hub.md's grading commands, run as root in the instructor's course folder, grade each student's own
+    answer: ada the span points, bo the twin's, neither the other's?"""
+    rows = _grade()
+    assert set(rows) == set(STUDENTS)
+    assert float(rows[ADA]["03-span-hidden"]) > 0 == float(rows[BO]["03-span-hidden"])
+    assert float(rows[BO]["07-a-test"]) > 0 == float(rows[ADA]["07-a-test"])
+
+
+def _gradebook():
+    from nbgrader.api import Gradebook
+
+    return Gradebook(f"sqlite:///{hub_server.course_folder() / 'gradebook.db'}")
+
+
+def _manual_grades() -> dict[str, tuple[float | None, str | None]]:
+    """student -> (manual score, comment) of the written answer, as the gradebook holds them."""
+    with _gradebook() as gb:
+        return {s: (gb.find_grade(WRITTEN, WRITTEN_NOTEBOOK, A5, s).manual_score,
+                    gb.find_comment(WRITTEN, WRITTEN_NOTEBOOK, A5, s).manual_comment) for s in STUDENTS}
+
+
+def test_manual_points_and_comments_from_formgrader_reach_the_gradebook(hub, people):
+    """Do the points and comment the instructor types in formgrader for each student land in that student's row,
+    and stay there when the grading commands run again?"""
+    page = people[INSTRUCTOR]
+    for student, (points, comment) in MANUAL.items():
+        href = ui.submission_link(page, _server(hub, INSTRUCTOR), A5, WRITTEN_NOTEBOOK, student)
+        ui.grade_by_hand(page, href, WRITTEN, points, comment)
+    assert _manual_grades() == MANUAL
+    # a late submission collected: the grading commands run again, and every manual grade stays
+    rows = _grade()
+    assert _manual_grades() == MANUAL
+    assert float(rows[ADA]["03-span-hidden"]) > 0 == float(rows[BO]["03-span-hidden"])
+
+
+def test_feedback_is_generated_and_released_from_formgrader(hub, people):
+    """Does formgrader generate and release feedback, with the manual grades still in the gradebook afterwards?"""
+    page = people[INSTRUCTOR]
+    ui.formgrader(page, _server(hub, INSTRUCTOR))
+    # nbgrader files each student's released feedback under a hash of the submission_secret.txt that came with the
+    # submission (nbgrader collect puts it in submitted/): generate_feedback takes it from autograded/
+    autograded = hub_server.course_folder() / "autograded"
+    lacking = [s for s in STUDENTS if not (autograded / s / A5 / "submission_secret.txt").is_file()]
+    assert not lacking, f"autograded/ holds no submission_secret.txt for {lacking}: release_feedback will fail"
+    ui.assignment_action(page, A5, "generate-feedback")
+    ui.assignment_action(page, A5, "release-feedback")
+    released = list((hub.exchange / "attention-course" / "feedback").glob("*.html"))
+    assert len(released) == len(STUDENTS) * len(COURSE_NOTEBOOKS)  # every notebook of both students
+    assert _manual_grades() == MANUAL
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_each_student_reads_their_own_feedback_only(hub, people, student):
+    """Does each student's Fetch Feedback bring their own written-answer score and comment, and nothing of the
+    other student's, and can they list neither the exchange's feedback folder nor the other student's work?"""
+    page = people[student]
+    ui.open_assignments(page)
+    ui.fetch_feedback(page, A5)
+    shown = ui.read_html_file(page, f"{WRITTEN_NOTEBOOK}.html")
+    other = next(s for s in STUDENTS if s != student)
+    points, comment = MANUAL[student]
+    assert comment in shown, shown[-2000:]
+    assert MANUAL[other][1] not in shown and other not in shown
+    # nbgrader's feedback page shows the written answer's score as "Score: 1.5 / 2.0" above its comment
+    assert re.search(rf"Score:\s*{points:g}\s*/\s*2\.0\b", shown), shown[-2000:]
+    # every feedback file they got is theirs: nothing of the other student's anywhere in it
+    for page_file in (hub_server.home(student) / A5 / "feedback").rglob("*.html"):
+        text = page_file.read_text(encoding="utf-8")
+        assert MANUAL[other][1] not in text and other not in text, page_file.name
+    # nor can they look for the other's: the exchange's feedback folder lists for nobody, the other's home neither
+    for folder in (hub.exchange / "attention-course" / "feedback", hub_server.home(other) / A5):
+        listing = subprocess.run(["setpriv", f"--reuid={student}", f"--regid={student}", "--init-groups", "--",
+                                  "/bin/ls", str(folder)], capture_output=True, text=True)
+        assert listing.returncode != 0 and "Permission denied" in listing.stderr, (folder, listing.stdout)
+
+
+def test_exported_total_is_the_gradebook_total(hub):
+    """Does `nbgrader export` give each student the gradebook's total, which holds the grader's trusted scores for
+    the answered cells and the manual points (and the run points, once they are in the gradebook)?"""
+    done = _as_root(_docs_block("nbgrader export"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(hub_server.course_folder() / "grades.csv", newline="") as f:
+        exported = {r["student_id"]: float(r["raw_score"]) for r in csv.DictReader(f)}
+    with open(hub_server.course_folder() / "grades" / "grades.csv", newline="") as f:
+        trusted = {r["student_id"]: r for r in csv.DictReader(f)}
+    checks = {"03-span-hidden": "03_span_corruption", "07-a-test": "07_attention_exploration"}
+    with _gradebook() as gb:
+        held = {s: gb.find_submission(A5, s).score for s in STUDENTS}
+        by_hand = {s: gb.find_grade(WRITTEN, WRITTEN_NOTEBOOK, A5, s).score for s in STUDENTS}
+        autograded = {(s, check): gb.find_grade(check, notebook, A5, s).score
+                      for s in STUDENTS for check, notebook in checks.items()}
+    assert exported == pytest.approx(held)
+    assert by_hand == {s: MANUAL[s][0] for s in STUDENTS}  # the manual points are in that total
+    assert autograded == pytest.approx({(s, c): float(trusted[s][c]) for s, c in autograded})  # and the trusted ones
+    # TODO(issue 32 item 3, the lead's): the run parts' points are not in the gradebook yet; once they are, assert
+    # exported[s] == autograded + runs + manual, the runs taken from grades/grades.csv's run columns.
