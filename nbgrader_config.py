@@ -1,7 +1,7 @@
 """nbgrader configuration: solutions/ is the source, notebooks/ the student release."""
 import os
 
-from autograder.nbgrader_setup import configure_grading
+from autograder.nbgrader_glue.setup import configure_grading
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
 

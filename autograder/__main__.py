@@ -123,7 +123,7 @@ def _preset_problem(preset: str, dataset: str | None = None) -> str | None:
     try:
         get_preset(preset)
         if dataset is not None:
-            from .bars import load_bars
+            from autograder.checks.bars import load_bars
 
             load_bars(dataset, preset)
     except ValueError as err:
@@ -145,10 +145,11 @@ def _refuse_unconfined(problem: str | None, unconfined: bool, what: str) -> int 
 
 
 def _grade(args) -> int:
-    from . import confinement
-    from .confinement import Limits
-    from .dask_tasks import Cluster
-    from .grade import grade_folder, settings_for, summary_table
+    from autograder import confinement
+    from autograder.confinement import Limits
+    from autograder.grading.dask_tasks import Cluster
+    from autograder.grading.folder import grade_folder, summary_table
+    from autograder.grading.results import settings_for
 
     submitted, data_dir, answers = Path(args.submitted), Path(args.data_dir), Path(args.answers)
     for path, what in ((submitted, "the submitted/ folder"),
@@ -175,7 +176,7 @@ def _grade(args) -> int:
                             limits=Limits(memory_mb=args.memory_mb), confined=problem is None, seed=args.seed)
     audit = None
     if args.audit is not None:
-        from .audit import AuditSettings
+        from autograder.grading.audit import AuditSettings
 
         if args.audit != "all" and not (args.audit.isdigit() and int(args.audit) > 0):
             print(f"error: --audit takes a number of students or 'all', not {args.audit!r}", file=sys.stderr)
@@ -197,8 +198,8 @@ def _grade(args) -> int:
         print(f"warning: the params of {len(unfit)} of {len(results)} students do not fit the {args.preset!r} "
               "preset's model: is --preset the preset they trained with?", file=sys.stderr)
     if args.gradebook:
-        from .gradebook_sync import write_trusted_scores
-        from .registry import BY_ID
+        from autograder.checks.registry import BY_ID
+        from autograder.exports.gradebook import write_trusted_scores
 
         scores = {r.student: {(BY_ID[p.part].notebook, p.part): p.points for p in r.parts if p.part in BY_ID}
                   for r in results}
@@ -219,11 +220,17 @@ def _course_source(course: Path, assignment: str) -> Path:
 
 
 def _autograde(args) -> int:
-    from . import confinement
-    from .autograde import AutogradeSettings, autograde_cohort, collect_course, course_db_url, write_log
-    from .csv_safe import write_csv
-    from .dask_tasks import Cluster
-    from .flags import cohort_flags
+    from autograder import confinement
+    from autograder.collecting.flags import cohort_flags
+    from autograder.exports.csv_safe import write_csv
+    from autograder.grading.dask_tasks import Cluster
+    from autograder.nbgrader_glue.autograde import (
+        AutogradeSettings,
+        autograde_cohort,
+        collect_course,
+        course_db_url,
+        write_log,
+    )
 
     course, data_dir = Path(args.course).resolve(), Path(args.data_dir).resolve()
     for path, what in ((course / "submitted", "the course's submitted/ folder"),
@@ -274,7 +281,7 @@ def _autograde(args) -> int:
     return 1 if any(not r.ok for r in results) else 0
 
 def _bundle(args) -> int:
-    from .bundle import BundleError, build_bundle
+    from autograder.release.bundle import BundleError, build_bundle
 
     try:
         path = build_bundle(args.out, args.data_dir, args.preset)
@@ -289,7 +296,7 @@ def _bundle(args) -> int:
 
 
 def _report(args) -> int:
-    from .nbgrader_report import explain, summary, write_report
+    from autograder.exports.report import explain, summary, write_report
 
     if not Path(args.course).is_dir():
         print(f"error: {args.course} is not a folder", file=sys.stderr)
@@ -301,8 +308,8 @@ def _report(args) -> int:
     return 0
 
 def _similarity(args) -> int:
-    from .similarity import OVERALL, similarity_report
-    from .similarity_files import write_report
+    from autograder.exports.similarity import OVERALL, similarity_report
+    from autograder.exports.similarity_files import write_report
 
     release = Path(args.release) if args.release else layout.RELEASE_DIR.parent / args.assignment
     for path, what in ((Path(args.submitted), "the submitted/ folder"), (release, "the release notebooks")):

@@ -6,7 +6,7 @@
 Runs one variant's pretrain -> finetune -> dev and test evaluation with the
 reference notebooks once per seed (a student's own initialisation order draws a
 different stream, so a bar has to hold across seeds, not for seed 0 alone), then
-prints each seed's dev and test accuracy beside the bars in autograder/bars.toml.
+prints each seed's dev and test accuracy beside the bars in autograder/checks/bars.toml.
 With --jobs 2 two seeds train at once on one thread each. Runs go to --out/seedN.
 Test accuracy is scored against --answers (grader-only); without it, against the data
 folder's birth_test.tsv if it has one (the original files), else the answers of the
@@ -21,7 +21,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from autograder.bars import load_bars
+from autograder.checks.bars import load_bars
 from course_lib.data_files import read_birth_places
 from course_lib.evaluation import accuracy
 from course_lib.layout import DEFAULT_DATA_DIR, DEFAULT_OUT_DIR, SOLUTIONS_DIR, TEST_ANSWERS, TEST_INPUTS

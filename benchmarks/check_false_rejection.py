@@ -8,10 +8,10 @@ Each check that samples (the span corruption checks draw the student's random
 lengths; the synthesizer checks draw dropout masks and random weights) states in
 its docstring the probability that a right answer fails it, each <= 1e-9
 (course_lib.checks.span_problems, synthesizer_public_problems,
-autograder.hidden_checks._dropout_problems). This benchmark measures it: the
+autograder.checks.hidden._dropout_problems). This benchmark measures it: the
 reference solution, and with ``--answers all`` the right answers written other ways
 that tests/autograder/test_judges.py keeps (SPAN_VALID, SYNTH_VALID), are graded
-exactly as ``autograder grade`` grades them (``autograder.check_runner``) on grading
+exactly as ``autograder grade`` grades them (``autograder.grading.one_check``) on grading
 seeds 0..N-1, each seed drawing that check's inputs afresh. It prints every failure
 (check, answer, seed, reason: ``--seed`` in the check's notebook cell replays it)
 and the time taken. With a bound of 1e-9, N = 1000 seeds should show no failure;
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder import registry  # noqa: E402
-from autograder.check_runner import grade_check  # noqa: E402
+from autograder.grading.one_check import grade_check  # noqa: E402
 from course_lib.layout import SOLUTIONS_DIR  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
 

@@ -46,7 +46,7 @@ def _course(root: Path, students: int, db: str | None) -> tuple[Path, Path, Path
     shutil.copytree(layout.SOLUTIONS_DIR, course / "source" / layout.ASSIGNMENT)
     url = db or f"sqlite:///{course / 'gradebook.db'}"
     (course / "nbgrader_config.py").write_text(
-        "from autograder.nbgrader_setup import configure_grading\nc = get_config()\n"
+        "from autograder.nbgrader_glue.setup import configure_grading\nc = get_config()\n"
         f"c.CourseDirectory.course_id = 'bench'\nc.CourseDirectory.db_url = {url!r}\nconfigure_grading(c)\n")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", layout.ASSIGNMENT, "--force"],

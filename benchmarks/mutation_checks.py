@@ -10,7 +10,7 @@ per mutant: an operator, a comparison, a number +-1, a constant, a loop, ...)
 and two of the course's own in cosmic-ray's form: a call replaced by its argument
 (a forgotten dropout or ReLU) and a call statement left out (no training, no saving).
 Each mutant is the reference notebooks with that cell replaced, graded in this
-process exactly as ``autograder grade`` grades (``autograder.check_runner``):
+process exactly as ``autograder grade`` grades (``autograder.grading.one_check``):
 every check of the part on several fresh grading seeds. A mutant is *killed*
 when some check fails it on some seed. A survivor is either a wrong answer the
 checks miss (make a check stronger) or an *equivalent* mutant, a change that is
@@ -40,7 +40,7 @@ from parso.python.tree import Keyword
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autograder import registry  # noqa: E402
-from autograder.check_runner import grade_check, prepare  # noqa: E402
+from autograder.grading.one_check import grade_check, prepare  # noqa: E402
 from course_lib.layout import SOLUTIONS_DIR  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
 
@@ -54,7 +54,7 @@ class Part:
     name: str  # what the report calls it
     notebook: str  # the solution notebook's file name
     cell: str  # nbgrader grade_id of the solution cell
-    checks: tuple[str, ...]  # grade_ids (autograder.registry) run against every mutant
+    checks: tuple[str, ...]  # grade_ids (autograder.checks.registry) run against every mutant
     # run the mutated cell over the reference notebooks up to this one only: 07 and 08 both define X, T and d,
     # and a 07 answer must be computed from 07's (as it is when a student's notebooks load in order)
     upto: bool = False

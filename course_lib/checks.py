@@ -5,7 +5,7 @@ A check is three functions (``PublicCheck``): ``inputs(rng)`` chooses fresh inpu
 raw, and ``judge(inputs, output)`` returns the problems it finds (empty: passed).
 The notebook's public test cell runs all three in the student's kernel on inputs of
 a fresh seed (printed in the failure, so ``seed=N`` replays it). The grader
-(``autograder grade``, table ``autograder.registry``) runs ``probe`` in its sandbox
+(``autograder grade``, table ``autograder.checks.registry``) runs ``probe`` in its sandbox
 and ``judge`` in its own process, on inputs of its own seed. A judge decides only
 from properties any right answer has (the handout's values, shapes, causality, what
 dropout does): nothing here computes a graded answer. Messages say what is wrong
@@ -71,13 +71,23 @@ def plain(value):
     return value if isinstance(value, PLAIN) else repr(value)[:200]
 
 
+def sent(inputs):
+    """What of a check's inputs its probe gets: every "expected..." entry (the judge's own copy of the answer) left
+    out, at any depth, so the student's code never sees it."""
+    if isinstance(inputs, dict):
+        return {k: sent(v) for k, v in inputs.items() if not str(k).startswith("expected")}
+    if isinstance(inputs, list):
+        return [sent(v) for v in inputs]
+    return inputs
+
+
 def run_public(grade_id: str, parts, seed: int | None = None, replay: str = "") -> None:
     """The notebook's public test cell: fresh inputs, the student's code, the judge; CheckFailed naming the seed."""
     check = PUBLIC[grade_id]
     seed = random.SystemRandom().randrange(2 ** 31) if seed is None else seed
     inputs = check.inputs(random.Random(seed))
     try:
-        output = check.probe(parts, inputs)
+        output = check.probe(parts, sent(inputs))
     except NotImplementedError as err:
         detail = check.unwritten or str(err) or f"write {' and '.join(check.needs)} in this notebook first"
         raise CheckFailed(f"{check.passed.split(':')[0]}: {detail}") from None

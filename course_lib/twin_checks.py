@@ -1,7 +1,7 @@
 """The checks of the numeric twins (notebooks 07 and 08), written once.
 
 The same functions run in two places: the notebooks' locked test cells call them
-with the notebook's own values, and the grader's judges (``autograder.judges``)
+with the notebook's own values, and the grader's judges (``autograder.checks.judges``)
 call them with the solution notebook's values and the raw tensors a submission
 sent back. Each ``problems_*`` function returns a list of messages (empty: the
 twin passes). A message says what was found and what was expected, never what

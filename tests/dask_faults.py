@@ -16,14 +16,10 @@ KILL_AFTER = 2.0  # seconds a task runs (its confined job under way) before its 
 def local_cluster(workers: int = 2):
     """A local cluster of ``workers`` single-threaded worker processes; every file its processes (and their
     jobs, even killed ones) write goes to a folder of its own, removed at the end."""
-    import dask
-    from dask.distributed import LocalCluster
+    from autograder.grading.dask_tasks import local_cluster as graders_cluster
 
     scratch = tempfile.mkdtemp(prefix="dask-test-")
-    # as the grader's own cluster: the driver, not the scheduler, retries a task whose worker died
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "temporary-directory": scratch}):
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=0,
-                               dashboard_address=None, local_directory=scratch, env={"TMPDIR": scratch})
+    cluster = graders_cluster(workers, scratch)  # the grader's own settings
     try:
         yield cluster
     finally:

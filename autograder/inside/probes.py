@@ -2,7 +2,7 @@
 
 Each probe takes the student's loaded parts and the inputs the grader chose
 for this grading, and returns plain values and tensors. It decides nothing:
-the judges (course_lib.checks, autograder.hidden_checks, autograder.judges)
+the judges (course_lib.checks, autograder.checks.hidden, autograder.checks.judges)
 verify every output in the grader's own process. The probes of 02-05 are
 course_lib's (``course_lib.checks``), the same code a notebook's test cell runs.
 """

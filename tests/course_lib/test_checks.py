@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from autograder import registry
+from autograder.checks import registry
 from autograder.inside.probes import PROBES
 from course_lib import checks
 from course_lib.attention import SynthesizerAttentionBase

@@ -7,7 +7,7 @@ import types
 import pytest
 from conftest import SOLUTIONS
 
-from autograder.registry import CHECKS
+from autograder.checks.registry import CHECKS
 from course_lib.contract import PARTS, ContractError, StudentParts
 from course_lib.datasets import CharCorruptionDatasetBase
 from course_lib.model import GPTConfig

@@ -1,7 +1,7 @@
 """Checks of the checks: every numeric twin accepts right answers in other forms and rejects plausible wrong ones.
 
 Each twin is checked twice, the way it runs in the course: by ``course_lib.twin_checks`` with the notebook's
-values (the notebook's test cell), and by the grader's judge (``autograder.judges.twin_*``) with fresh inputs
+values (the notebook's test cell), and by the grader's judge (``autograder.checks.judges.twin_*``) with fresh inputs
 from the registry. A wrong answer must fail both, with a message. Two kinds of families:
   - named examples (VALID_* / WRONG_*), each run through the notebook check and the judge on a few seeds;
   - property-based families (Hypothesis): right answers drawn over the scales, forms and dtypes the question
@@ -20,7 +20,9 @@ import torch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from autograder import hidden_twins, judges, registry
+from autograder.checks import hidden_twins
+from autograder.checks import judges
+from autograder.checks import registry
 from conftest import SOLUTIONS
 from course_lib import twin_checks as tc
 from course_lib.attention_math import DTYPE, position_free_layer
@@ -494,7 +496,7 @@ def test_08_b_hidden_check_is_a_cell_of_its_own():
     cells = _cells(judges.NB08)
     public, hidden = cells["08-b-test"], cells["08-b-hidden"]
     assert "HIDDEN" not in public.source and "check_08_b(" in public.source
-    assert hidden.source.count("### BEGIN HIDDEN TESTS") == 1 and "autograder.hidden_twins" in hidden.source
+    assert hidden.source.count("### BEGIN HIDDEN TESTS") == 1 and "autograder.checks.hidden_twins" in hidden.source
     points = {g: cells[g].metadata["nbgrader"]["points"] for g in ("08-b-test", "08-b-hidden")}
     assert points == {g: registry.BY_ID[g].points for g in points} and sum(points.values()) == 1
 

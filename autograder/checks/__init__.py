@@ -1,0 +1,11 @@
+"""Checks: every graded part of the course, once: its points, fresh inputs, probe and judge.
+
+Owns the table of checks and run parts (``registry``), the hidden checks' inputs and judges
+(``hidden``, ``hidden_twins``: they also run in nbgrader's grading kernel, so they import only
+course_lib), the numeric twins' judges on the solution's given values (``judges``), the runs'
+pass bars and audit tolerances (``bars``, ``bars.toml``), which training runs make each run
+part (``run_chains``). The public checks' code is course_lib's (``course_lib.checks``,
+``course_lib.twin_checks``): the notebooks run it too. May import course_lib and
+``autograder.inside`` (the probes); this ``__init__`` imports nothing, since the grading
+kernel imports the package.
+"""

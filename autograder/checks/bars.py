@@ -1,0 +1,40 @@
+"""Read the pass bars of the training runs from bars.toml."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+BARS_FILE = Path(__file__).with_name("bars.toml")
+@dataclass(frozen=True)
+class Bar:
+    """What one split of one part must reach, and what it is worth."""
+
+    part: str  # name of one of registry.RUN_PARTS
+    split: str  # "dev" or "test"
+    min_fraction: float  # fraction of questions right needed (0 when a count is given)
+    min_correct: int  # questions right needed (0 when a fraction is given)
+    points: float  # awarded when the bar is met
+    audit_tolerance: float | None = None  # how far (a fraction) handed-in accuracy may exceed a retrained one
+
+    def passed(self, correct: int, total: int) -> bool:
+        return total > 0 and correct >= self.min_correct and correct / total >= self.min_fraction
+
+
+def load_bars(dataset: str, preset: str, path: Path = BARS_FILE) -> list[Bar]:
+    config = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:
+        table = config[dataset][preset]
+    except KeyError:
+        known = [f"{d}.{p}" for d, presets in config.items() if d != "points" for p in presets]
+        raise ValueError(f"no bars for dataset {dataset!r} with preset {preset!r} in {path}; known: {known}") from None
+    from autograder.checks.registry import RUN_PARTS
+
+    bars = []
+    for part in (p.name for p in RUN_PARTS):
+        for split in ("dev", "test"):
+            spec = table[part]
+            tolerance = spec.get(f"{split}_audit")
+            bars.append(Bar(part, split, float(spec.get(split, 0.0)), int(spec.get(f"{split}_correct", 0)),
+                            float(config["points"][part][split]), None if tolerance is None else float(tolerance)))
+    return bars

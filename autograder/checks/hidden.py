@@ -1,0 +1,278 @@
+"""Hidden checks: stronger than the public ones, each in a hidden test cell of its own grade_id.
+
+A hidden check has the public checks' form (``course_lib.checks``): fresh inputs,
+a probe that runs the student's code on them (the probes are course_lib's, so the
+grader's sandbox can run them), and a judge here. ``autograder grade`` runs the probe
+in its sandbox and the judge in its own process (``autograder.checks.registry`` points at
+the functions below); a hidden test cell runs the same three in the kernel on a fresh
+seed. The synthesizer's check compares with the reference solution: its inputs carry the
+reference's outputs, computed where the reference can be seen (the grader, or nbgrader
+validating the solutions), so its judge needs no reference. In nbgrader's confined kernel,
+``autograder autograde`` hands each student's kernel inputs made that way
+(``COURSE_HIDDEN_INPUTS``), so the cell scores there what the grader's judge gives.
+
+This module imports only course_lib (the grading kernel sees this file and course_lib,
+nothing else of the course). Each failure message names what is wrong without giving
+the answer away.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+import random
+import tempfile
+import types
+from pathlib import Path
+
+import torch
+
+from course_lib import check_inputs as fresh
+from course_lib.check_failed import CheckFailed
+from course_lib.checks import (
+    TOLERANCE,
+    _Malformed,
+    finetune_pretrained_probe,
+    plain,
+    sent,
+    setup_problems,
+    span_inputs,
+    span_probe,
+    span_problems,
+    synthesizer_outputs,
+    synthesizer_probe,
+)
+from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS
+
+SPAN_BLOCK_SIZES = (24, 50, 128, 200)  # from 24 up, 7/8 of the block plus three masks fits
+# draws per block size: enough for the truncation's two ends to the exact length at 24 and 50 (span_problems)
+SPAN_SAMPLES = (700, 1200, 1400, 2200)
+SYNTH_SHAPES = ((6, 3, 8), (16, 4, 12), (32, 8, 20), (12, 1, 5))  # (n_embd, n_head, block_size)
+DROPOUT_DIMS = (16, 2, 7)  # head size 8 >= T = 6: every dropped weight shows in its head's output
+DROPOUT_IDENTIFIABLE = 0.02  # an attention weight this large shows whether dropout kept it
+
+
+@functools.lru_cache(maxsize=1)
+def reference():
+    """The graded parts as the instructor wrote them (trusted code; never in a student's sight)."""
+    from course_lib.notebook_loader import load_notebooks, notebook_paths
+
+    if not SOLUTIONS.is_dir():  # inside the confined grading kernel: the reference is out of sight by design
+        raise CheckFailed("this check compares with the reference solution, which only the course's grader "
+                          "can see: its score comes from `python -m autograder grade`")
+    return load_notebooks(notebook_paths(SOLUTIONS), module_name="hidden_reference")
+
+
+# --- finetuning after pretraining (02) -----------------------------------------------------------------
+
+def finetune_pretrained_inputs(rng: random.Random) -> dict:
+    world = fresh.toy_world(rng)
+    state = fresh.random_state(fresh.toy_model(world), rng, scale=0.1)
+    # the params file travels with the job; the judge compares with its own copy of the state
+    return {**world, "expected_state": state, "params_file": "pretrained.params",
+            "item_indices": fresh.item_indices(rng, world), "seed": rng.randrange(2 ** 31)}
+
+
+def _same_state(got, want: dict) -> bool:
+    return isinstance(got, dict) and set(got) == set(want) and all(
+        isinstance(got[k], torch.Tensor) and got[k].shape == v.shape and torch.equal(got[k], v)
+        for k, v in want.items())
+
+
+def finetune_pretrained_problems(inputs: dict, output) -> list[str]:
+    """With params: loaded into the model, 10 epochs, the rest as without; train() trains that model, then
+    saves its params."""
+    if not isinstance(output, dict):
+        return ["finetune's results did not come back"]
+    problems = setup_problems(inputs, output, "finetune after pretraining", 10)
+    if problems:
+        return problems
+    before = output.get("state_after_finetune")
+    if not _same_state(before, inputs["expected_state"]):
+        return ["finetune did not load the pretrained params into the model"]
+    saved, after, error = output.get("saved"), output.get("state_after_train"), output.get("train_error")
+    if saved is None and isinstance(error, str) and error.isidentifier():
+        return [f"train() raised {error} on one step of the trainer finetune returned"]
+    if not isinstance(after, dict) or set(after) != set(before):
+        return ["train() should train the model it is given"]
+    if all(torch.equal(after[k], v) for k, v in before.items()):
+        return ["train() should train the model it is given (one step of its trainer left the params unchanged)"]
+    if not isinstance(saved, dict) or set(saved) != set(after):
+        return ["train() should save the model's params (its state_dict) to writing_params_path"]
+    if not _same_state(saved, after):
+        return ["train() should save the model's params after training it"]
+    return []
+
+
+# --- span corruption (03) ------------------------------------------------------------------------------
+
+def span_hidden_inputs(rng: random.Random) -> dict:
+    return span_inputs(rng, block_sizes=SPAN_BLOCK_SIZES, samples=SPAN_SAMPLES)
+
+
+# --- synthesizer attention (05) ------------------------------------------------------------------------
+
+def _original_case() -> dict:
+    """The original grader's case: initial weights of seed 0, n_embd 6, 3 heads, block 8, input (11, 7, 6)."""
+    from course_lib.attention import SynthesizerAttentionBase
+
+    torch.manual_seed(0)
+    layer = SynthesizerAttentionBase(fresh.synthesizer_config(6, 3, 8))  # the parameters' own initialisation
+    state = {k: v.clone() for k, v in layer.state_dict().items() if k in fresh.SYNTH_PARAMS}
+    # the original's 1e-8 held for its float32 reference against float32 answers; a right answer computed in
+    # float64 (or summed in another order) differs by float32's rounding, ~1e-7 of the norm
+    return {"dims": [6, 3, 8], "state": state, "inputs": [torch.randn(11, 7, 6)], "tolerance": 1e-5}
+
+
+def _dropout_case(rng: random.Random) -> dict:
+    """Train mode, attention dropout 0.5 only, the projection the identity: y is the heads' outputs themselves."""
+    n_embd, _, block_size = DROPOUT_DIMS
+    state = fresh.handout_state(rng, DROPOUT_DIMS)
+    state["proj.weight"], state["proj.bias"] = torch.eye(n_embd), torch.zeros(n_embd)
+    generator = torch.Generator().manual_seed(rng.randrange(2 ** 62))
+    return {"dims": list(DROPOUT_DIMS), "state": state, "train": True, "attn_pdrop": 0.5, "resid_pdrop": 0.0,
+            "seed": rng.randrange(2 ** 31), "inputs": [torch.randn(6, block_size - 1, n_embd, generator=generator)]}
+
+
+def synthesizer_hidden_inputs(rng: random.Random) -> dict:
+    """Fresh weights and inputs, with what the reference layer gives on them ("expected" keys: the judge's, never
+    sent to the student's code)."""
+    cases = [{"dims": list(dims), "state": fresh.handout_state(rng, dims), "tolerance": 1e-4,
+              "inputs": fresh.sequence_inputs(rng, dims[0], dims[2])} for dims in SYNTH_SHAPES]
+    cases = [*cases, _original_case(), _dropout_case(rng)]
+    for case in cases:
+        layer = _reference_layer(case)
+        if case.get("train"):
+            case["expected_weights"] = _attention_weights(layer, case["inputs"][0])
+        else:
+            with torch.no_grad():
+                case["expected"] = [layer(x) for x in case["inputs"]]
+    return {"cases": cases}
+
+
+def _reference_layer(case: dict):
+    layer = reference().SynthesizerAttention(fresh.synthesizer_config(*case["dims"]))
+    layer.load_state_dict(case["state"], strict=False)
+    return layer.eval()
+
+
+def _attention_weights(layer, x: torch.Tensor) -> torch.Tensor:
+    """(B, nh, T, T): the weights the reference layer hands to its attention dropout."""
+    seen = []
+    hook = layer.attn_drop.register_forward_pre_hook(lambda module, args: seen.append(args[0]))
+    try:
+        with torch.no_grad():
+            layer(x)
+    finally:
+        hook.remove()
+    return seen[0].double()
+
+
+def _dropout_problems(case: dict, y: torch.Tensor) -> list[str]:
+    """Train mode: every row of each head's output is sum_s d_s A_ts v_s / (1 - p) for some d in {0, 1}^(t+1),
+    A the reference's weights (found by trying every d); some weights dropped and some kept. A right answer
+    keeps (or drops) every one of its >= 60 clearly visible weights with probability <= 2 * 0.5^60."""
+    x, p = case["inputs"][0], case["attn_pdrop"]
+    weights = case["expected_weights"].double()  # (B, nh, T, T): the reference's, computed with the inputs
+    B, nh, T, _ = weights.shape
+    values = (x.double() @ case["state"]["value.weight"].double().T + case["state"]["value.bias"].double())
+    values = values.view(B, T, nh, -1).transpose(1, 2)  # (B, nh, T, hs)
+    heads = y.double().view(B, T, nh, -1).transpose(1, 2)  # (B, nh, T, hs): the projection is the identity
+    kept, dropped = 0, 0
+    for t in range(T):
+        masks = torch.tensor(list(itertools.product((0.0, 1.0), repeat=t + 1)), dtype=torch.float64)  # (M, t+1)
+        coeffs = masks * weights[:, :, t, None, : t + 1] / (1 - p)  # (B, nh, M, t+1)
+        candidates = coeffs @ values[:, :, : t + 1]  # (B, nh, M, hs)
+        error = (candidates - heads[:, :, t, None]).abs().amax(-1)  # (B, nh, M)
+        best, choice = error.min(-1)
+        if bool((best > TOLERANCE["atol"] + TOLERANCE["rtol"] * heads[:, :, t].abs().amax(-1)).any()):
+            return ["in training, attention dropout should zero attention weights and scale the rest by "
+                    "1/(1 - attn_pdrop), as in vanilla attention: apply self.attn_drop to the attention weights"]
+        visible = weights[:, :, t, : t + 1] >= DROPOUT_IDENTIFIABLE  # (B, nh, t+1)
+        chosen = masks[choice]  # (B, nh, t+1)
+        kept += int((visible & (chosen == 1)).sum())
+        dropped += int((visible & (chosen == 0)).sum())
+    if kept + dropped >= 60 and (kept == 0 or dropped == 0):
+        return ["in training, attention dropout should drop attention weights at random (rate attn_pdrop): "
+                "apply self.attn_drop to the attention weights"]
+    return []
+
+
+def synthesizer_hidden_problems(inputs: dict, output) -> list[str]:
+    """The same outputs as the reference layer with the same weights (eval mode, several shapes), and attention
+    dropout acting on the attention weights in training."""
+    try:
+        results = synthesizer_outputs(inputs, output)
+    except _Malformed as err:
+        return [str(err)]
+    for case, result in zip(inputs["cases"], results):
+        if case.get("train"):
+            problems = _dropout_problems(case, result["outputs"][0])
+            if problems:
+                return problems
+            continue
+        n_embd, n_head, _ = case["dims"]
+        for x, y, want in zip(case["inputs"], result["outputs"], case["expected"]):
+            if (y.double() - want.double()).norm() >= case["tolerance"] * max(1.0, float(want.norm())):
+                return [f"output differs from the expected attention for n_embd={n_embd}, n_head={n_head}, "
+                        f"T={x.size(1)}"]
+    return []
+
+
+# --- the table, and the functions the hidden test cells call -------------------------------------------
+
+# grade_id -> (inputs, probe, judge); autograder.checks.registry holds the points and the names each needs
+HIDDEN = {
+    "02-glue-pretrained": (finetune_pretrained_inputs, finetune_pretrained_probe, finetune_pretrained_problems),
+    "03-span-hidden": (span_hidden_inputs, span_probe, span_problems),
+    "05-synthesizer-equivalence": (synthesizer_hidden_inputs, synthesizer_probe, synthesizer_hidden_problems),
+}
+
+
+HIDDEN_INPUTS = "COURSE_HIDDEN_INPUTS"  # a file of inputs made by the grader for this kernel (autograder autograde)
+
+
+def hidden_inputs(seed: int) -> dict[str, dict]:
+    """Every hidden check's inputs drawn from ``seed`` (with the reference's expectations): what ``autograder
+    autograde`` writes for a student's grading kernel."""
+    rng = random.Random(seed)
+    return {grade_id: inputs_of(rng) for grade_id, (inputs_of, _, _) in HIDDEN.items()}
+
+
+def _inputs(grade_id: str, seed: int | None) -> tuple[dict, str]:
+    """The check's inputs and where they came from: the grader's file for this kernel, or drawn here."""
+    path = os.environ.get(HIDDEN_INPUTS)
+    if path and seed is None:
+        made = torch.load(path, map_location="cpu", weights_only=True)
+        return made["inputs"][grade_id], f"the grader's inputs of seed {made['seed']}"
+    seed = random.SystemRandom().randrange(2 ** 31) if seed is None else seed
+    return HIDDEN[grade_id][0](random.Random(seed)), f"inputs of seed {seed}"
+
+
+def run_hidden(grade_id: str, parts, seed: int | None = None) -> None:
+    """A hidden test cell: the grader's inputs, probe and judge in this kernel; CheckFailed with the first problem."""
+    _, probe, judge = HIDDEN[grade_id]
+    inputs, origin = _inputs(grade_id, seed)
+    with tempfile.TemporaryDirectory(prefix="hidden-check-") as tmp, contextlib.chdir(tmp):
+        if "params_file" in inputs:  # the file the grader sends with the job
+            torch.save(inputs["expected_state"], Path(tmp) / inputs["params_file"])
+        output = plain(probe(parts, sent(inputs)))
+    problems = judge(inputs, output)
+    if problems:
+        raise CheckFailed(f"{problems[0]} ({origin})")
+
+
+def check_finetune_after_pretraining(initialize_vanilla_model, finetune, train, seed: int | None = None) -> None:
+    run_hidden("02-glue-pretrained", types.SimpleNamespace(initialize_vanilla_model=initialize_vanilla_model,
+                                                           finetune=finetune, train=train), seed)
+
+
+def check_span_corruption_hidden(dataset_class, seed: int | None = None) -> None:
+    run_hidden("03-span-hidden", types.SimpleNamespace(CharCorruptionDataset=dataset_class), seed)
+
+
+def check_synthesizer_hidden(attention_class, seed: int | None = None) -> None:
+    if not os.environ.get(HIDDEN_INPUTS):
+        reference()  # no inputs made by the grader and no reference in sight: say so before running anything
+    run_hidden("05-synthesizer-equivalence", types.SimpleNamespace(SynthesizerAttention=attention_class), seed)

@@ -1,0 +1,365 @@
+"""The collect step: every grading step reads a sanitised copy of each submission, never ``submitted/`` itself.
+
+nbgrader lays submissions out as ``submitted/<student>/<assignment>/...``: the notebooks at
+the top and the training runs' files at the top or in ``outputs/``. A submission is the
+student's to shape: it may hold a link to the gradebook, a FIFO named like a notebook, a
+folder named like a file, a huge file, a million empty ones, or a hard link (an honest
+backup, or files gathered with ``cp -al``). This step looks up the files the assignment
+is made of **by name** (so no number of other entries hides them), copies each one that
+is a regular file of bounded size (a hard-linked one by its content) into a folder of the
+grader's (``autograder.collecting.safe_files`` reads without following links), and says what it left
+out: to the instructor in ``dropped`` (names shown sanitised), and to the student, for an
+expected file that is missing, in ``notes`` (grader-written words naming the assignment's
+file, never the student's). The entries it does not need are listed only up to a cap, for
+those reasons and for names that miss an expected one by spaces or capitals.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.checks.registry import (
+    RUN_FILES,  # the run files graded: params and predictions of each run part
+)
+from autograder.checks.run_chains import (
+    TRAIN_LOGS,  # the training runs' logs: the random seeds the audit retrains with
+)
+from autograder.collecting.safe_files import (
+    MB,
+    CopyRefused,
+    copy_regular,
+    digest_files,  # noqa: F401  (re-exported: the re-run hashes read collected files through it)
+    folder_problem,
+    kind_of,
+    listing,
+    lstat_at,
+    open_dir,
+    shown,
+    size_text,
+)
+from autograder.collecting.student_ids import id_problem
+from course_lib import layout
+
+OUTPUTS = "outputs"  # the run files' folder, in a submission and in the copy
+TIMESTAMP = "timestamp.txt"  # nbgrader's record of when the submission came in (late penalties read it)
+SECRET = "submission_secret.txt"  # nbgrader's submit writes it; release_feedback needs it to hand feedback back
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,64}$")  # an assignment name (the instructor's, not a dot first)
+MAX_REASONS = 100  # reasons kept per submission; the rest are counted in one last line
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on what one submission may make the grader read and store."""
+
+    notebook_bytes: int = 20 * MB  # one notebook
+    params_bytes: int = 64 * MB  # one .params file (the course's largest model saves ~13 MB)
+    predictions_bytes: int = 2 * MB  # one .predictions file (and any other small file)
+    total_bytes: int = 200 * MB  # one submission in all
+    max_entries: int = 2000  # entries listed per folder for the instructor's reasons (wanted files are looked up)
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """The files a submission of the assignment is made of, by name."""
+
+    notebooks: frozenset[str]  # the assignment's notebooks, at the top of the submission
+    run_files: frozenset[str]  # the graded runs' params and predictions (and training logs), in outputs/ or at the top
+    extras: frozenset[str] = frozenset({TIMESTAMP, SECRET})  # small files nbgrader itself reads, at the top
+
+
+def wanted_for(assignment: str, release: Path | None = None) -> Wanted:
+    """The assignment's notebooks (the release's file names) and the run files."""
+    release = release or layout.RELEASE_DIR.parent / assignment
+    names = frozenset(p.name for p in release.glob("*.ipynb")) if release.is_dir() else frozenset()
+    return Wanted(names, frozenset(RUN_FILES) | TRAIN_LOGS)
+
+
+@dataclass
+class Collected:
+    """One student's sanitised submission, or why there is none."""
+
+    student: str  # the student id (the folder's name in submitted/)
+    folder: Path | None  # the copy: dest/<student>/<assignment> (None when nothing usable was found)
+    dropped: list[str] = field(default_factory=list)  # for the instructor: one reason per thing left out
+    notes: dict[str, str] = field(default_factory=dict)  # expected file -> why it is missing, for the student
+    inodes: dict[str, tuple[int, int]] = field(default_factory=dict)  # copied file -> its source's (device, inode)
+    linked: list[str] = field(default_factory=list)  # copied files whose source had other hard links
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A folder of submitted/ whose name cannot be a student id: refused by name before grading."""
+
+    shown: str  # the name as it can be shown
+    why: str  # the instructor's words
+
+
+@dataclass
+class Cohort:
+    """What the collect step made of a whole submitted/ folder."""
+
+    students: list[Collected]  # one per usable student id, sorted by id
+    refused: list[Refused]  # folders whose names cannot be ids
+
+
+class _Reasons(list):
+    """Reasons of one submission, at most MAX_REASONS of them plus a count of the rest."""
+
+    extra = 0
+
+    def add(self, reason: str) -> None:
+        if len(self) < MAX_REASONS:
+            self.append(reason)
+        else:
+            self.extra += 1
+
+    def closed(self) -> list[str]:
+        return list(self) + ([f"... and {self.extra} more things left out"] if self.extra else [])
+
+
+def is_safe_name(name: str) -> bool:
+    """Whether ``name`` may be an assignment name: one plain path component of the instructor's choosing."""
+    return bool(SAFE_NAME.match(name)) and not name.startswith(".")
+
+
+def cap_for(name: str, limits: Limits) -> int:
+    """The size limit of one file, by its kind."""
+    if name.endswith(".ipynb"):
+        return limits.notebook_bytes
+    if name.endswith(".params"):
+        return limits.params_bytes
+    return limits.predictions_bytes
+
+
+def _near(name: str) -> str:
+    return re.sub(r"\s+", "", name).casefold()
+
+
+# --- one submission --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    """A wanted file, as found: the open folder holding it and where its copy goes."""
+
+    dir_fd: int
+    name: str  # its name in that folder
+    label: str  # its path in the submission, as reasons show it
+    target: str  # where the copy goes, relative to dest/<student>/<assignment>
+
+
+class _Submission:
+    """One assignment folder, open: looks wanted files up by name, lists the rest for reasons."""
+
+    def __init__(self, top_fd: int, wanted: Wanted, limits: Limits, reasons: _Reasons):
+        self.top_fd, self.wanted, self.limits, self.reasons = top_fd, wanted, limits, reasons
+        self.notes: dict[str, str] = {}
+        self.outputs_fd: int | None = None
+        outputs = lstat_at(OUTPUTS, top_fd)
+        if outputs is not None:
+            problem = folder_problem(OUTPUTS, outputs)
+            if problem:
+                reasons.add(problem)
+            else:
+                self.outputs_fd = open_dir(OUTPUTS, top_fd)
+
+    def close(self) -> None:
+        if self.outputs_fd is not None:
+            os.close(self.outputs_fd)
+
+    def _regular(self, dir_fd: int, name: str, label: str) -> bool | None:
+        """True for a regular file, None when absent, False (with a reason and a note) for anything else."""
+        st = lstat_at(name, dir_fd)
+        if st is None:
+            return None
+        if stat.S_ISREG(st.st_mode):
+            return True
+        kind = kind_of(st.st_mode)
+        self.reasons.add(f"{shown(label)}: {kind}, not a file")
+        self.notes[os.path.basename(label)] = f"it is {kind}, not a file"
+        return False
+
+    def find(self) -> list[_Found]:
+        """The wanted files that are regular files: notebooks and extras at the top, run files in outputs/ first."""
+        found = []
+        for name in sorted(self.wanted.notebooks | self.wanted.extras):
+            if self._regular(self.top_fd, name, name):
+                found.append(_Found(self.top_fd, name, name, name))
+        for name in sorted(self.wanted.run_files):
+            inside = self.outputs_fd is not None and self._regular(self.outputs_fd, name, f"{OUTPUTS}/{name}")
+            at_top = self._regular(self.top_fd, name, name)
+            if inside:
+                found.append(_Found(self.outputs_fd, name, f"{OUTPUTS}/{name}", f"{OUTPUTS}/{name}"))
+                if at_top:
+                    self.reasons.add(f"{name}: also in {OUTPUTS}/, whose copy is kept")
+            elif at_top:
+                found.append(_Found(self.top_fd, name, name, f"{OUTPUTS}/{name}"))
+        return found
+
+    def explain_the_rest(self, found: list[_Found]) -> None:
+        """Reasons for what else is there (a bounded listing), and notes for names that miss a wanted one."""
+        taken = {f.label for f in found} | {f"{OUTPUTS}/{n}" for n in self.wanted.run_files} | set(self.notes)
+        missing = {_near(n): n for n in self.wanted.notebooks if n not in {f.name for f in found} | set(self.notes)}
+        folders = [("", self.top_fd)] + ([(f"{OUTPUTS}/", self.outputs_fd)] if self.outputs_fd is not None else [])
+        for prefix, fd in folders:
+            entries, cut = listing(fd, self.limits.max_entries)
+            if cut:
+                self.reasons.insert(0, f"{prefix or 'the submission'}: more than {self.limits.max_entries} entries; "
+                                       "only the first were listed (the assignment's files were looked up by name)")
+            for name, mode in entries:
+                label = prefix + name
+                if label in taken or label == OUTPUTS or name in self.wanted.run_files:
+                    continue
+                expected = missing.get(_near(name)) if not prefix else None
+                if expected:
+                    self.notes[expected] = ("a file whose name differs from it only in spaces or capitals was handed "
+                                            "in instead: rename it")
+                what = "a file" if stat.S_ISREG(mode) else kind_of(mode)
+                why = "not one of the assignment's files" if stat.S_ISREG(mode) else "not a file"
+                self.reasons.add(f"{shown(label)}: {why}" + (f" ({what} named like {expected})" if expected else ""))
+
+
+def collect_submission(student_dir: Path, student: str, assignment: str, dest: Path, limits: Limits = Limits(),
+                       wanted: Wanted | None = None) -> Collected:
+    """Copy the wanted files of one student's submission to ``dest/<student>/<assignment>/``.
+
+    ``student_dir`` is ``submitted/<student>``; its parent is the grader's and is trusted, nothing
+    below it is. Notebooks land at the top of the copy and run files in its ``outputs/``, whichever
+    of the two places they came from (``outputs/`` wins when both hold one). Raises ValueError for
+    an unsafe ``assignment`` name and FileExistsError when the copy's folder is there already (both
+    the grader's mistakes). An OSError while reading (an unreadable folder) propagates; collect_cohort
+    makes it a reason.
+    """
+    _check_assignment(assignment)
+    wanted = wanted or wanted_for(assignment)
+    student_dir = Path(student_dir)
+    problem = id_problem(student)
+    if problem:
+        return Collected(shown(student), None, [f"{shown(student)}: {problem}, so not collected"])
+    parent = os.open(student_dir.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        return _collect(parent, student_dir.name, student, assignment, Path(dest), limits, wanted)
+    finally:
+        os.close(parent)
+
+
+def _collect(parent_fd: int, name: str, student: str, assignment: str, dest: Path, limits: Limits,
+             wanted: Wanted) -> Collected:
+    """The submission in folder ``name`` of the open folder ``parent_fd``, for ``student``."""
+    st = lstat_at(name, parent_fd)
+    if st is None:
+        return Collected(student, None, [f"{shown(name)}: no such student folder"])
+    if problem := folder_problem(name, st):  # a link to someone else's folder, or a file
+        return Collected(student, None, [problem])
+    student_fd = open_dir(name, parent_fd)
+    try:
+        problem = folder_problem(assignment, lstat_at(assignment, student_fd))
+        if problem:
+            return Collected(student, None, [problem])
+        assignment_fd = open_dir(assignment, student_fd)
+        try:
+            reasons = _Reasons()
+            submission = _Submission(assignment_fd, wanted, limits, reasons)
+            try:
+                found = submission.find()
+                submission.explain_the_rest(found)
+                collected = Collected(student, None, notes=submission.notes)
+                collected.folder = _copy_all(found, dest / student / assignment, reasons, limits, collected)
+            finally:
+                submission.close()
+            collected.dropped = reasons.closed()
+            return collected
+        finally:
+            os.close(assignment_fd)
+    finally:
+        os.close(student_fd)
+
+
+def _copy_all(found: list[_Found], out_dir: Path, reasons: _Reasons, limits: Limits, into: Collected) -> Path | None:
+    """Copy the found files into ``out_dir`` (created here, removed again if nothing lands); the folder or None."""
+    if not found:
+        return None
+    out_dir.mkdir(parents=True)  # FileExistsError: the grader's dest holds an old copy
+    remaining = limits.total_bytes
+    try:
+        for item in found:
+            cap, label = cap_for(item.name, limits), shown(item.label)
+            try:
+                st = copy_regular(item.dir_fd, item.name, label, out_dir / item.target, min(cap, remaining))
+            except CopyRefused as refused:
+                text = _over_total(label, limits) if refused.oversize and remaining < cap else str(refused)
+                reasons.add(text)
+                into.notes[item.name] = "it could not be taken: " + text.split(": ", 1)[-1]
+                continue
+            remaining -= st.st_size
+            into.inodes[item.target] = (st.st_dev, st.st_ino)
+            if st.st_nlink > 1:  # an honest backup or a cp -al gathering: the content counts, the link is noted
+                into.linked.append(item.target)
+    except BaseException:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        _remove_if_empty(out_dir.parent)
+        raise
+    if not into.inodes:
+        shutil.rmtree(out_dir)
+        _remove_if_empty(out_dir.parent)
+        return None
+    return out_dir
+
+
+def _over_total(label: str, limits: Limits) -> str:
+    return f"{label}: would take the submission past the {size_text(limits.total_bytes)} limit for all files"
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
+def _check_assignment(assignment: str) -> None:
+    if not is_safe_name(assignment):
+        raise ValueError(f"not a safe assignment name: {shown(assignment)}")
+
+
+# --- a cohort --------------------------------------------------------------------------------------
+
+
+def collect_cohort(submitted: Path, assignment: str, dest: Path, limits: Limits = Limits(),
+                   wanted: Wanted | None = None, only: Iterable[str] | None = None) -> Cohort:
+    """One Collected per usable student id in ``submitted/`` (sorted), the refused names apart; one student's
+    problem never stops the rest. ``only`` restricts it to those ids. ``dest`` must be absent or empty
+    (FileExistsError otherwise), so no copy mixes with an old one."""
+    _check_assignment(assignment)
+    wanted = wanted or wanted_for(assignment)
+    dest = Path(dest)
+    if dest.is_dir() and any(dest.iterdir()):
+        raise FileExistsError(f"{dest} is not empty")
+    only = set(only) if only is not None else None
+    parent = os.open(submitted, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with os.scandir(parent) as entries:
+            names = sorted(entry.name for entry in entries)
+        cohort = Cohort([], [])
+        for name in names:
+            if only is not None and name not in only:
+                continue
+            problem = id_problem(name)
+            if problem:
+                if not name.startswith("."):  # hidden folders are nobody's: nbgrader never lists them either
+                    cohort.refused.append(Refused(shown(name), problem))
+                continue
+            try:
+                cohort.students.append(_collect(parent, name, name, assignment, dest, limits, wanted))
+            except OSError as err:
+                shutil.rmtree(dest / name, ignore_errors=True)
+                reason = f"the submission could not be read ({err.strerror or type(err).__name__})"
+                cohort.students.append(Collected(name, None, [reason]))
+        return cohort
+    finally:
+        os.close(parent)

@@ -1,0 +1,173 @@
+"""Run one grading job on untrusted material, confined (autograder.confinement), and bring back its raw answer.
+
+The job folder holds only copies of what the job needs; the sandbox sees it
+read-only at /job. The answer comes back through a pipe the grader reads up
+to a cap; everything the job prints goes to a capped log for the instructor.
+A hang, a crash, a memory hog or an oversized answer becomes a short reason
+from a fixed vocabulary (``JobResult.problem``); nothing the job wrote is
+ever copied into a reason.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import confinement
+from autograder.confinement import COURSE_LIB, Cgroup, Limits, Mounts
+from autograder.inside import wire
+
+INSIDE = Path(__file__).resolve().parents[1] / "inside"  # autograder/inside: what runs in the sandbox
+ANSWER_CAP = 32 * 2 ** 20  # bytes of answer read back (the largest right answer is ~6 MB); more is a reason
+LOG_CAP = 256 * 1024  # bytes of the job's prints kept for the instructor
+# the course_lib the grader imported comes first (the venv may have been installed from another checkout)
+ENTRY = ("import sys; sys.path[:0] = [{root!r}, {course!r}]; from inside.job import main; main()")
+
+
+class UnconfinedError(RuntimeError):
+    """Confinement is unavailable here and the instructor did not accept grading without it."""
+
+
+@dataclass
+class JobResult:
+    """What came back from one job."""
+
+    answer: object | None  # the decoded raw answer, or None
+    problem: str | None  # a grader-written reason when there is no usable answer
+    log: str  # the tail of what the job printed: for the instructor only
+    seconds: float  # wall time
+
+
+def _drain(stream, cap: int, sink: list, overflow: list) -> None:
+    """Read a pipe to its end, keeping at most ``cap`` bytes (the rest is read and dropped)."""
+    size = 0
+    while True:
+        chunk = stream.read(65536)
+        if not chunk:
+            break
+        if size < cap:
+            sink.append(chunk[: cap - size])
+        size += len(chunk)
+    if size > cap:
+        overflow.append(size)
+    stream.close()
+
+
+def _rlimits(limits: Limits):
+    def apply() -> None:
+        for kind, value in ((resource.RLIMIT_AS, limits.memory_mb * 2 ** 20),
+                            (resource.RLIMIT_FSIZE, limits.scratch_mb * 2 ** 20),
+                            (resource.RLIMIT_NOFILE, limits.open_files), (resource.RLIMIT_CORE, 0)):
+            resource.setrlimit(kind, (value, value))
+    return apply
+
+
+def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: float = 300,
+            limits: Limits = Limits(), confined: bool = True, env: dict[str, str] | None = None,
+            answer_cap: int = ANSWER_CAP) -> JobResult:
+    """Run ``inside.job`` JOB on ``request`` with copies of ``inputs`` (relative name -> file) at /job.
+
+    ``env`` adds environment variables; in their values ``{job}`` is the job's folder and ``{tmp}`` its
+    scratch folder, as the job sees them. ``answer_cap`` bounds the answer read back (a larger one for a job that
+    returns params). ``confined=False`` runs it with resource limits only (an instructor's explicit choice).
+    """
+    import time
+
+    if confined and confinement.status() is not None:
+        raise UnconfinedError(confinement.status())
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="grader-job-") as tmp:
+        folder = Path(tmp) / "job"
+        folder.mkdir(mode=0o755)
+        for name, source in inputs.items():
+            target = folder / name
+            target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            shutil.copyfile(source, target)  # a plain copy: the collect step already refused links
+            os.chmod(target, 0o644)
+        (folder / "request.json").write_bytes(wire.dumps(request))
+        os.chmod(folder / "request.json", 0o644)
+        read_answer, write_answer = os.pipe()
+        if confined:
+            mounts = Mounts(read_only={str(folder): "/job", str(INSIDE): "/grader/inside"})
+            entry = ENTRY.format(root="/grader", course=str(COURSE_LIB.parent))
+            command = [sys.executable, "-I", "-c", entry, job, "/job/request.json",
+                       str(write_answer)]
+            extra = {k: v.format(job="/job", tmp="/tmp") for k, v in (env or {}).items()}
+            argv = confinement.bwrap_argv(command, mounts, limits, chdir="/job", env=extra)
+            cwd, env = tmp, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        else:
+            scratch = Path(tmp) / "scratch"
+            scratch.mkdir()
+            entry = ENTRY.format(root=str(INSIDE.parent), course=str(COURSE_LIB.parent))
+            argv = [sys.executable, "-I", "-c", entry, job,
+                    str(folder / "request.json"), str(write_answer)]
+            cwd = str(folder)
+            extra = {k: v.format(job=str(folder), tmp=str(scratch)) for k, v in (env or {}).items()}
+            env = {"PATH": os.environ.get("PATH", ""), "HOME": str(scratch), "TMPDIR": str(scratch),
+                   "MPLCONFIGDIR": str(scratch), "OMP_NUM_THREADS": "1", "COURSE_THREADS": "1", **extra}
+        cgroup = Cgroup(limits) if confined else None
+
+        def enter() -> None:
+            if cgroup is not None:
+                cgroup.enter()
+            _rlimits(limits)()
+
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                cwd=cwd, env=env, pass_fds=(write_answer,), preexec_fn=enter,
+                                start_new_session=True)
+        os.close(write_answer)
+        answer_chunks, log_chunks, overflow, log_overflow = [], [], [], []
+        readers = [threading.Thread(target=_drain, args=(os.fdopen(read_answer, "rb"), answer_cap, answer_chunks,
+                                                         overflow), daemon=True),
+                   threading.Thread(target=_drain, args=(proc.stdout, LOG_CAP, log_chunks, log_overflow),
+                                    daemon=True)]
+        for reader in readers:
+            reader.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            _kill(proc)
+            if cgroup is not None:
+                out_of_memory = cgroup.out_of_memory()
+                cgroup.kill()  # whatever the job started, wherever it went
+            else:
+                out_of_memory = False
+            for reader in readers:
+                reader.join(timeout=10)
+        log = b"".join(log_chunks).decode("utf-8", errors="replace")
+        seconds = time.monotonic() - start
+        problem = None
+        if timed_out:
+            problem = f"ran past the time limit of {timeout:.0f} s and was stopped"
+        # the log holds the tracebacks of errors a probe caught too: it is evidence only when the job died
+        elif out_of_memory or proc.returncode in (-9, 137) or (proc.returncode != 0 and "MemoryError" in log[-2000:]):
+            problem = f"ran out of memory (the limit is {limits.memory_mb} MB) and was stopped"
+        elif overflow:
+            problem = f"answered with more than the {answer_cap // 2 ** 20} MB the grader reads back"
+        elif proc.returncode != 0:
+            problem = f"stopped before answering (exit code {proc.returncode})"
+        if problem:
+            return JobResult(None, problem, log, seconds)
+        try:
+            return JobResult(wire.loads(b"".join(answer_chunks)), None, log, seconds)
+        except wire.WireError:
+            return JobResult(None, "gave an answer the grader could not read", log, seconds)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()

@@ -1,0 +1,47 @@
+"""What ``autograder grade`` writes for the LMS, the students and the instructor.
+
+| file | for | holds |
+| grades.csv | the LMS | a row per student: score, max score, a column per check and run split |
+| reasons.json, gradescope/<student>/results.json | students | per part: points and a grader-written reason |
+| flags.csv | the instructor | pairs of students (or a student and the solution) sharing files (autograder.collecting.flags) |
+| refused.csv | the instructor | folders of submitted/ whose names cannot be student ids, and why |
+| instructor_log.txt | the instructor | per student: the grading seed, what collect left out, each job's output |
+Every CSV cell goes through ``csv_safe`` (no formula), and a student's own folder under
+gradescope/ is named by the id the collect step accepted (one path component, never hidden).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from autograder.checks import registry
+from autograder.collecting.flags import Flag
+from autograder.exports.csv_safe import write_csv
+
+
+def write_outputs(results, flags: list[Flag], refused, out: Path, gradescope: bool) -> None:
+    names = [c.grade_id for c in registry.CHECKS]
+    names += [p.part for p in results[0].parts[len(names):]] if results else []
+    rows = []
+    for r in results:
+        points = {p.part: p.points for p in r.parts}
+        rows.append([r.student, f"{r.score:g}", f"{r.max_score:g}", *(f"{points.get(n, 0):g}" for n in names)])
+    write_csv(out / "grades.csv", ["student_id", "score", "max_score", *names], rows)
+    with open(out / "reasons.json", "w", encoding="utf-8") as f:
+        json.dump({r.student: [vars(p) for p in r.parts] for r in results}, f, indent=1, ensure_ascii=False)
+    write_csv(out / "flags.csv", ["file", "student", "other_student", "why"],
+              [[f.file, f.student, f.other, f.why] for f in flags])
+    write_csv(out / "refused.csv", ["folder", "why"], [[r.shown, r.why] for r in refused])
+    with open(out / "instructor_log.txt", "w", encoding="utf-8") as f:
+        for r in refused:
+            f.write(f"===== refused folder {r.shown!r}: {r.why}\n")
+        for r in results:
+            f.write(f"===== {r.student}: {r.score:g}/{r.max_score:g}\n" + "\n".join(r.log) + "\n")
+    if gradescope:
+        for r in results:
+            folder = out / "gradescope" / r.student
+            folder.mkdir(parents=True, exist_ok=True)
+            tests = [{"name": p.part, "score": p.points, "max_score": p.max_points, "output": p.reason}
+                     for p in r.parts]
+            (folder / "results.json").write_text(json.dumps({"score": r.score, "tests": tests}, indent=1,
+                                                            ensure_ascii=False), encoding="utf-8")

@@ -1,0 +1,214 @@
+"""The audit (``autograder grade --audit K``): retrain sampled students' runs from their own notebooks, compare.
+
+Decoding ties the predictions to the submitted params; only retraining ties the params to
+the student's code and data. For each audited student, and each run part that earned
+points, one confined *retrain* job runs that part's training runs (``course_lib.runs``)
+from the student's own notebooks, on the grading world's student data, with the graded
+preset and the random seed the student's run logs record (0 when they record none), and
+hands back the params it ends with. A trusted *decode* job answers the questions with
+them, and the grader scores those answers itself. A split whose handed-in accuracy
+exceeds the retrained one by more than the bar's measured tolerance (the reference's
+seed-to-seed spread, ``bars.toml``) is flagged with both numbers, and zeroed when the
+instructor asks (``--audit-zero``). Nothing the retrain job says about itself counts:
+its params are only decoded.
+
+Cost: a student's audit is a whole training of every audited part (see "Auditing runs" in
+benchmarks/FINDINGS.md); each audited student is one Dask task, so K audits spread over the
+workers like the grading itself.
+"""
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from autograder.checks import registry
+from autograder.checks.run_chains import CHAINS
+from autograder.collecting.collect import OUTPUTS, Collected
+from autograder.confinement.jobs import run_job
+from autograder.grading.code_parts import PROBE_ENV, data_inputs
+from autograder.grading.results import Budget, Settings, SubmissionResult
+from autograder.grading.run_parts import decode_params
+from course_lib.evaluation import accuracy
+from course_lib.runs import RUNS
+
+RETRAIN_ANSWER_CAP = 512 * 2 ** 20  # three parts' params, base64 on the wire
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """Which students the audit retrains, and how."""
+
+    count: int | None  # students to audit (None: every student whose runs earned points)
+    timeout: float = 3600.0  # seconds for one student's retraining (every audited part)
+    zero: bool = False  # zero a flagged split's points (else only flag it)
+    seed: int | None = None  # the sample's random seed (None: fresh)
+
+
+@dataclass
+class Finding:
+    """One split of one audited run part."""
+
+    student: str
+    split: str  # "<run part>/<dev|test>"
+    handed_in: float | None  # accuracy of the submitted params, as graded
+    retrained: float | None  # accuracy of the params retrained from the notebooks (None: retraining failed)
+    tolerance: float  # how far handed_in may exceed retrained
+    note: str = ""  # why there is no retrained number, for the instructor
+
+    @property
+    def flagged(self) -> bool:
+        if self.handed_in is None:
+            return False
+        return self.retrained is None or self.handed_in - self.retrained > self.tolerance
+
+
+@dataclass
+class AuditResult:
+    """One student's audit."""
+
+    student: str
+    findings: list[Finding] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+
+
+def _recorded_seeds(folder: Path, runs: list[str]) -> dict[str, int]:
+    """The seed each training run's log records (the student's own file: only an int is taken)."""
+    seeds = {}
+    for name in runs:
+        try:
+            seed = json.loads((folder / OUTPUTS / f"{name}.json").read_text(encoding="utf-8")).get("seed", 0)
+        except (OSError, ValueError, AttributeError):
+            seed = 0
+        seeds[name] = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63 else 0
+    return seeds
+
+
+def audit_student(collected: Collected, result: SubmissionResult, settings: Settings, gold: dict,
+                  audit: AuditSettings) -> AuditResult:
+    """Retrain the run parts that earned points and score the retrained params; a finding per split."""
+    out = AuditResult(collected.student)
+    earned = {label.split("/")[0] for label, value in result.accuracies.items()
+              if any(p.part == label and p.points > 0 for p in result.parts)}
+    parts = [p for p in registry.RUN_PARTS if p.name in earned]
+    if not parts or collected.folder is None:
+        return out
+    runs = [name for part in parts for name in CHAINS[part.name]]
+    runs = list(dict.fromkeys(runs))
+    notebooks = sorted(collected.folder.glob("*.ipynb"))
+    after = {name: [n for n in runs if RUNS[name].reads and RUNS[n].writes == RUNS[name].reads] for name in runs}
+    request = {"notebooks": [p.name for p in notebooks], "cell_seconds": settings.cell_seconds, "runs": runs,
+               "after": after, "preset": settings.preset, "data_dir": "data",
+               "seeds": _recorded_seeds(collected.folder, runs), "finals": {p.name: CHAINS[p.name][-1] for p in parts}}
+    job = run_job("retrain", request, {**{p.name: p for p in notebooks}, **data_inputs(settings)}, audit.timeout,
+                  settings.limits, settings.confined, env={**PROBE_ENV, "COURSE_PRESET": settings.preset},
+                  answer_cap=RETRAIN_ANSWER_CAP)
+    out.log.append(f"audit retrain job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n"
+                   f"{job.log[-4000:]}")
+    answered = job.answer.get("parts", {}) if isinstance(job.answer, dict) else {}
+    with tempfile.TemporaryDirectory(prefix="grader-audit-") as tmp:
+        folder = Path(tmp)
+        (folder / OUTPUTS).mkdir()
+        notes = {}
+        for part in parts:
+            got = answered.get(part.name)
+            state = got.get("state") if isinstance(got, dict) else None
+            if isinstance(state, dict) and all(isinstance(v, torch.Tensor) for v in state.values()):
+                torch.save(state, folder / OUTPUTS / part.params)
+            else:
+                error = got.get("error") if isinstance(got, dict) else None
+                notes[part.name] = (f"retraining stopped ({error})" if isinstance(error, str)
+                                    else f"retraining {job.problem or 'gave no params'}")
+        questions = {split: [e.question for e in examples] for split, examples in gold.items()}
+        decoded = decode_params(folder, settings, questions, out.log, Budget(settings.timeout))
+    answers = decoded.answer if decoded is not None and isinstance(decoded.answer, dict) else {}
+    for bar in settings.bars:
+        if bar.part not in {p.name for p in parts}:
+            continue
+        label = f"{bar.part}/{bar.split}"
+        mine = answers.get(bar.part)
+        split_answers = mine.get(bar.split) if isinstance(mine, dict) else None
+        retrained = None
+        if isinstance(split_answers, list) and len(split_answers) == len(gold[bar.split]):
+            correct, total = accuracy(split_answers, [e.place for e in gold[bar.split]])
+            retrained = correct / total
+        tolerance = bar.audit_tolerance if bar.audit_tolerance is not None else 1.0
+        out.findings.append(Finding(collected.student, label, result.accuracies.get(label), retrained, tolerance,
+                                    notes.get(bar.part, "" if retrained is not None else "decoding failed")))
+    return out
+
+
+def audit_one(collected: Collected, result: SubmissionResult, settings: Settings, gold: dict,
+              audit: AuditSettings) -> AuditResult:
+    """One student's audit as a self-contained task: the grader's own failure is a note, never a crash."""
+    try:
+        return audit_student(collected, result, settings, gold, audit)
+    except Exception:
+        return AuditResult(collected.student, log=[f"the audit failed:\n{traceback.format_exc()[-2000:]}"])
+
+
+def sample(results: list[SubmissionResult], audit: AuditSettings) -> list[int]:
+    """Places (in the cohort) of the students to audit: K at random among those whose runs earned points."""
+    eligible = [i for i, r in enumerate(results)
+                if any(p.points > 0 for p in r.parts if p.part not in registry.BY_ID)]
+    if audit.count is None or audit.count >= len(eligible):
+        return eligible
+    rng = random.Random(audit.seed) if audit.seed is not None else random.SystemRandom()
+    return sorted(rng.sample(eligible, audit.count))
+
+
+def apply(results: list[SubmissionResult], audits: list[AuditResult], audit: AuditSettings) -> list[Finding]:
+    """Zero flagged splits when asked, log every audit in its student's row; the flagged findings."""
+    by_student = {r.student: r for r in results}
+    flagged = []
+    for done in audits:
+        result = by_student[done.student]
+        result.log += done.log
+        for finding in done.findings:
+            result.log.append(f"audit {finding.split}: handed in {_pct(finding.handed_in)}, retrained "
+                              f"{_pct(finding.retrained)} (tolerance {_pct(finding.tolerance)})"
+                              + (f" {finding.note}" if finding.note else "") + (" FLAGGED" if finding.flagged else ""))
+            if not finding.flagged:
+                continue
+            flagged.append(finding)
+            if audit.zero:
+                for part in result.parts:
+                    if part.part == finding.split and part.points > 0:
+                        part.points = 0.0
+                        part.reason = (f"the audit retrained this run from your notebooks: its params reach "
+                                       f"{_pct(finding.retrained)}, the ones you handed in {_pct(finding.handed_in)}; "
+                                       "your instructor has the details")
+    return flagged
+
+
+def _pct(value: float | None) -> str:
+    return "no result" if value is None else f"{100 * value:.1f}%"
+
+
+def run_audits(collected: list[Collected], results: list[SubmissionResult], settings: Settings, gold: dict,
+               audit: AuditSettings, cluster, out: Path) -> list:
+    """Audit the sampled students (one Dask task each), apply the findings, write audit.csv; flags for flags.csv."""
+    from autograder.collecting.flags import Flag
+    from autograder.exports.csv_safe import write_csv
+    from autograder.grading.dask_tasks import run_tasks
+
+    places = sample(results, audit)
+    if cluster.serial:
+        done = [audit_one(collected[i], results[i], settings, gold, audit) for i in places]
+    else:
+        finished = dict(run_tasks(places, lambda i: (audit_one, (collected[i], results[i], settings, gold, audit)),
+                                  lambda i, why: AuditResult(results[i].student, log=[f"the audit failed: {why}"]),
+                                  cluster, "audit"))
+        done = [finished[i] for i in places]
+    flagged = apply(results, done, audit)
+    findings = [f for d in done for f in d.findings]
+    write_csv(out / "audit.csv", ["student", "split", "handed_in", "retrained", "tolerance", "flagged", "note"],
+              [[f.student, f.split, _pct(f.handed_in), _pct(f.retrained), _pct(f.tolerance),
+                "yes" if f.flagged else "no", f.note] for f in findings])
+    return [Flag(f.split, f.student, "(the audit)", f"handed-in params reach {_pct(f.handed_in)}, retrained from the "
+                                                   f"notebooks {_pct(f.retrained)}") for f in flagged]

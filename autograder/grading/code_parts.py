@@ -1,0 +1,104 @@
+"""The checks' half of a grading: one confined probe job runs every check's probe on fresh inputs; each output is
+judged here, in the grader's own process (``autograder.checks.registry`` names the probe and judge of each check).
+
+Nothing the job says about itself counts: a missing or malformed output is that check's zero, and a probe that
+did not return becomes a reason from the fixed vocabulary of ``autograder.exports.reasons``.
+"""
+from __future__ import annotations
+
+import random
+import tempfile
+import traceback
+from pathlib import Path
+
+from autograder.checks import registry
+from autograder.confinement.jobs import run_job
+from autograder.exports import reasons
+from autograder.grading.results import OUT_OF_TIME, Budget, PartResult, Settings
+from course_lib import layout
+from course_lib.contract import PARTS
+
+
+def data_inputs(settings: Settings) -> dict[str, Path]:
+    """The student data files (never the answers), for the probe job's COURSE_DATA_DIR."""
+    return {f"data/{name}": settings.data_dir / name for name in layout.STUDENT_DATA_FILES
+            if (settings.data_dir / name).is_file()}
+
+
+# what a student's extra cells find while the probe job loads their notebooks: grading mode, the course data
+PROBE_ENV = {"NBGRADER_EXECUTION": "autograde", "COURSE_DATA_DIR": "{job}/data", "COURSE_OUT_DIR": "{tmp}/outputs"}
+
+
+def error_reason(error, check: registry.Check, failed: dict, notes: dict[str, str] | None = None) -> str:
+    """A student-facing reason for a probe that did not return, from the fixed vocabulary."""
+    kind = error.get("kind") if isinstance(error, dict) else None
+    where = reasons.place(error.get("where")) if isinstance(error, dict) else ""
+    if kind == "missing":
+        names = [n for n in check.needs if n in (error.get("names") or [])] or list(check.needs)
+        return f"not defined in your notebooks: {', '.join(names)}" + _why_missing(names, failed, notes or {})
+    if kind == "not_written":
+        return "not written yet (NotImplementedError)" + where
+    if kind == "timeout":
+        return f"ran past its time limit of {check.seconds} s and was stopped" + where
+    if kind == "memory":
+        return "ran out of memory (MemoryError)" + where
+    if kind == "raised":
+        return f"your code raised {reasons.error_type(error.get('type'))}{where}"
+    return "no result came back for this check"
+
+
+def _why_missing(names: list[str], failed: dict, notes: dict[str, str]) -> str:
+    """Where the missing names should have come from: a notebook missing (the collect step's note), unreadable,
+    or with a failing cell."""
+    said = []
+    for notebook in sorted({f"{PARTS[n].notebook}.ipynb" for n in names if n in PARTS}):
+        info = failed.get(notebook)
+        if notebook in notes:
+            said.append(f"{notebook} is not in the submission: {notes[notebook]}")
+        elif isinstance(info, dict) and info.get("kind") == "unreadable":
+            said.append(f"{notebook} could not be read as a notebook")
+        elif isinstance(info, dict) and info.get("kind") == "cell":
+            said.append(f"{notebook}: a cell raised {reasons.error_type(info.get('type'))}"
+                        f"{reasons.place(info.get('where'))}")
+    return f" ({'; '.join(said)})" if said else ""
+
+
+def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: int, budget: Budget,
+               notes: dict[str, str] | None = None) -> list[PartResult]:
+    """Probe every check in one confined job on inputs drawn from ``seed``; judge each output here."""
+    timeout = budget.job_timeout(settings.timeout)
+    if timeout <= 0:
+        return [PartResult(c.grade_id, 0.0, c.points, OUT_OF_TIME) for c in registry.CHECKS]
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="grader-inputs-") as tmp:
+        inputs, files = registry.prepare(rng, tmp)
+        request = {"notebooks": [p.name for p in notebooks], "cell_seconds": settings.cell_seconds,
+                   "checks": [{"grade_id": c.grade_id, "needs": list(c.needs), "probe": c.probe, "seconds": c.seconds,
+                               "inputs": registry.sent_inputs(c, inputs[c.grade_id])} for c in registry.CHECKS]}
+        job = run_job("probe", request, {**{p.name: p for p in notebooks}, **files, **data_inputs(settings)},
+                      timeout, settings.limits, settings.confined, env={**PROBE_ENV, "COURSE_PRESET": settings.preset})
+    log.append(f"probe job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n{job.log[-4000:]}")
+    if job.problem:
+        return [PartResult(c.grade_id, 0.0, c.points, f"your notebooks {job.problem}") for c in registry.CHECKS]
+    answer = job.answer if isinstance(job.answer, dict) else {}
+    checks = answer.get("checks") if isinstance(answer.get("checks"), dict) else {}
+    failed = answer.get("failed_notebooks") if isinstance(answer.get("failed_notebooks"), dict) else {}
+    return [_judged(check, inputs[check.grade_id], checks.get(check.grade_id), failed, notes, log)
+            for check in registry.CHECKS]
+
+
+def _judged(check: registry.Check, inputs: dict, got, failed: dict, notes, log: list[str]) -> PartResult:
+    """One check's points from its probe's raw output (or the error that stopped the probe)."""
+    if not isinstance(got, dict) or ("output" not in got and "error" not in got):
+        return PartResult(check.grade_id, 0.0, check.points, "no result came back for this check")
+    if "error" in got:
+        why = error_reason(got["error"], check, failed, notes)
+        return PartResult(check.grade_id, 0.0, check.points, reasons.bounded(why))
+    try:
+        problems = check.judge(inputs, got["output"])
+    except Exception:  # a malformed output is the submission's doing, never the grader's crash
+        log.append(f"{check.grade_id}: the judge could not read the output:\n{traceback.format_exc()[-2000:]}")
+        problems = ["the check's outputs were not of the expected form"]
+    passed = not problems
+    return PartResult(check.grade_id, check.points if passed else 0.0, check.points,
+                      "passed" if passed else reasons.bounded("; ".join(problems)))

@@ -1,0 +1,187 @@
+"""A cohort graded in parallel on Dask distributed: one task per student, files written by the driver alone.
+
+Each task is ``grade.grade_one`` on one collected submission, run in a Dask worker
+process: it starts the same confined probe and decode jobs a serial grading starts, so
+the sandbox (``autograder.confinement``) applies on every worker, and a worker that
+cannot confine refuses just as the command does. A task names the collect step's copy
+of its submission by path (never its bytes: the driver's memory stays flat whatever the
+submissions weigh), so workers on other machines need the course folder (code, data) at
+the same path and the grader's --out folder on a filesystem they share.
+
+Faults (``autograder.grading.dask_tasks``): a student whose worker dies is graded once more on another
+worker; a second death, a lost scheduler or any other error makes that student's row "could not
+be graded", with the reason in the instructor's log.
+
+Re-runs: each graded student's result is kept in ``OUT/results/<student>.json`` with the
+hash of the collected files and of everything else that decides a grade (settings, data,
+answers, grader code). A re-run grades again only students whose hashes changed, or all
+of them with ``force``. Rows of the grader's own failures are never kept, so a re-run
+retries them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path
+
+from autograder.atomic import write_atomically
+from autograder.checks.judges import SOLUTIONS
+from autograder.collecting.collect import Collected, Refused, digest_files
+from autograder.grading.dask_tasks import Cluster, run_tasks
+from autograder.grading.grade import grade_one
+from autograder.grading.results import (
+    PartResult,
+    Settings,
+    SubmissionResult,
+    failed_row,
+)
+from course_lib import layout
+from course_lib.layout import REPO
+
+CACHE_DIR = "results"  # in the --out folder: one JSON per graded student
+CACHE_FORMAT = 2  # bumped when the cache file's layout changes
+# what decides a grade besides the submission: the grader's and the course library's code, the bars,
+# and the reference synthesizer the decode job loads; a new module counts unless named as not grading
+GRADER_FILES = ("autograder/**/*.py", "autograder/checks/bars.toml", "course_lib/**/*.py")
+# what no grade depends on: the command line, nbgrader's side, the files written, the student copy, the cohort driver
+NOT_GRADING = ("autograder/__main__.py", "autograder/nbgrader_glue/*", "autograder/release/*", "autograder/exports/csv_safe.py",
+               "autograder/exports/gradebook.py", "autograder/exports/outputs.py", "autograder/exports/report.py",
+               "autograder/exports/similarity*.py",
+               "autograder/grading/cohort.py", "autograder/grading/dask_tasks.py", "autograder/grading/folder.py",
+               "autograder/grading/one_check.py", "autograder/collecting/flags.py")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One student's collected submission as it travels to a worker: by reference, never by content."""
+
+    student: str  # the collect step's student id
+    folder: str | None  # the collect step's copy (a path on the filesystem the workers share), or None
+    dropped: tuple[str, ...]  # the collect step's reasons for what it left out (instructor's log)
+    notes: tuple[tuple[str, str], ...]  # expected file -> why it is missing (student-facing, grader words)
+    linked: tuple[str, ...]  # copied files that had other hard links
+
+
+@dataclass
+class CohortRun:
+    """What one grading of a cohort did, for the instructor."""
+
+    results: list[SubmissionResult]  # one per collected student, in the cohort's order
+    refused: list[Refused] = field(default_factory=list)  # folders whose names cannot be student ids
+    graded: int = 0  # students graded in this run
+    reused: int = 0  # students whose kept result was still valid (unchanged files and settings)
+    failed: list[str] = field(default_factory=list)  # students the grader itself could not grade (not kept)
+
+
+def _files(collected: Collected) -> list[tuple[str, Path]]:
+    if collected.folder is None:
+        return []
+    return sorted((p.relative_to(collected.folder).as_posix(), p) for p in collected.folder.rglob("*") if p.is_file())
+
+
+def task_for(collected: Collected) -> Task:
+    return Task(collected.student, str(collected.folder) if collected.folder else None, tuple(collected.dropped),
+                tuple(sorted(collected.notes.items())), tuple(collected.linked))
+
+
+def run_task(task: Task, settings: Settings, gold: dict) -> SubmissionResult:
+    """In a worker: grade the collect step's copy where it lies (the grader's jobs copy what they need)."""
+    collected = Collected(task.student, Path(task.folder) if task.folder else None, list(task.dropped),
+                          dict(task.notes), linked=list(task.linked))
+    return grade_one(collected, settings, gold)
+
+
+def content_hash(collected: Collected) -> str:
+    """What the student handed in, as collected: file names and bytes, and what was left out."""
+    digest = hashlib.sha256(json.dumps([collected.student, collected.folder is not None, collected.dropped,
+                                        sorted(collected.notes.items())]).encode())
+    digest_files(digest, _files(collected))
+    return digest.hexdigest()
+
+
+def settings_hash(settings: Settings) -> str:
+    """Everything besides the submission that decides a grade: settings, data, answers and the grader's code."""
+    digest = hashlib.sha256()
+    fields = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "answers")}
+    digest.update(json.dumps(fields, sort_keys=True, default=str).encode())
+    files = [settings.data_dir / layout.WIKI, settings.data_dir / layout.DEV, settings.answers,
+             SOLUTIONS / "05_synthesizer.ipynb"]
+    files += sorted(p for pattern in GRADER_FILES for p in REPO.glob(pattern) if "__pycache__" not in p.parts
+                    and not any(fnmatch(p.relative_to(REPO).as_posix(), skip) for skip in NOT_GRADING))
+    for path in files:
+        digest.update(f"\0{path.name}\0".encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _cache_path(out: Path, student: str) -> Path:
+    return out / CACHE_DIR / f"{student}.json"  # an id the collect step accepted: one plain path component
+
+
+def _load(path: Path, content: str, grading: str) -> SubmissionResult | None:
+    """The kept result when it is for these very files and settings, else None."""
+    if not path.is_file():
+        return None
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        if (kept.get("format"), kept.get("content"), kept.get("settings")) != (CACHE_FORMAT, content, grading):
+            return None
+        parts = [PartResult(p["part"], float(p["points"]), float(p["max_points"]), str(p["reason"]))
+                 for p in kept["parts"]]
+        return SubmissionResult(kept["student"], parts, [*kept["log"], "(kept from an earlier grading: unchanged)"],
+                                seed=kept.get("seed"), accuracies=dict(kept.get("accuracies", {})))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # an unreadable kept result is graded again
+
+
+def _keep(path: Path, result: SubmissionResult, content: str, grading: str) -> None:
+    if not result.graded:
+        return
+    record = {"format": CACHE_FORMAT, "content": content, "settings": grading, "student": result.student,
+              "seed": result.seed, "accuracies": result.accuracies, "parts": [asdict(p) for p in result.parts],
+              "log": result.log}
+    write_atomically(path, json.dumps(record))  # a reader never sees half a file, even if the driver dies here
+
+
+def grade_cohort(collected: list[Collected], settings: Settings, gold: dict, out: Path, cluster: Cluster,
+                 force: bool = False, progress: bool = True) -> CohortRun:
+    """Grade every collected student (or reuse a still-valid kept result); one row each, in the cohort's order."""
+    from tqdm.auto import tqdm
+
+    grading = settings_hash(settings)
+    results: dict[int, SubmissionResult] = {}
+    todo: list[tuple[int, str]] = []
+    run = CohortRun([])
+    for index, item in enumerate(collected):
+        content = content_hash(item)
+        kept = None if force else _load(_cache_path(out, item.student), content, grading)
+        if kept is not None:
+            results[index] = kept
+            run.reused += 1
+        else:
+            todo.append((index, content))
+    with tqdm(total=len(collected), initial=run.reused, desc="grading", unit="submission",
+              disable=not progress) as bar:
+        finished = _serial(collected, todo, settings, gold) if cluster.serial else run_tasks(
+            [index for index, _ in todo], lambda index: (run_task, (task_for(collected[index]), settings, gold)),
+            lambda index, why: failed_row(collected[index].student, settings, f"grading on Dask failed: {why}"),
+            cluster, "grade")
+        contents = dict(todo)
+        for index, result in finished:
+            if index in results:  # never two rows for one student, whatever the cluster did
+                continue
+            results[index] = result
+            _keep(_cache_path(out, result.student), result, contents[index], grading)
+            run.graded += 1
+            if not result.graded:
+                run.failed.append(result.student)
+            bar.update()
+    run.results = [results[i] for i in range(len(collected))]
+    return run
+
+
+def _serial(collected, todo, settings, gold) -> Iterator[tuple[int, SubmissionResult]]:
+    for index, _ in todo:
+        yield index, grade_one(collected[index], settings, gold)

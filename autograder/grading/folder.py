@@ -1,0 +1,60 @@
+"""A cohort's grading from the command line: collect, grade every student (``cohort``), audit, write the files."""
+from __future__ import annotations
+
+import shutil
+import sys
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder.collecting.collect import collect_cohort, wanted_for
+from autograder.collecting.flags import cohort_flags
+from autograder.exports.outputs import write_outputs
+from autograder.grading.cohort import CohortRun, grade_cohort
+from autograder.grading.dask_tasks import Cluster
+from autograder.grading.grade import load_gold
+from autograder.grading.results import Settings, SubmissionResult
+
+if TYPE_CHECKING:
+    from autograder.grading.audit import AuditSettings
+
+
+def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings, gradescope: bool = False,
+                 progress: bool = True, cluster: Cluster | None = None, force: bool = False,
+                 only: list[str] | None = None, audit: AuditSettings | None = None) -> CohortRun:
+    """Collect, grade every student (in parallel on Dask when ``cluster`` says so; unchanged students kept
+    from an earlier run unless ``force``), and write grades.csv, reasons.json, flags.csv and the instructor's log.
+
+    The collect step's copies go into a folder of ``out`` (removed at the end): tasks name it, so workers on
+    other machines need ``out`` on a filesystem they share with this one. ``only`` grades just those students
+    (the files then cover them alone). ``audit`` retrains sampled students' runs (``autograder.grading.audit``)."""
+    gold = load_gold(settings)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = out / f".collected-{uuid.uuid4().hex[:8]}"
+    try:
+        cohort = collect_cohort(submitted, assignment, staging, wanted=wanted_for(assignment), only=only)
+        for refused in cohort.refused:  # said before any grading starts; these folders get no row
+            print(f"refused: submitted/{refused.shown!r} cannot be a student id: {refused.why}", file=sys.stderr)
+        flags = cohort_flags(cohort.students, assignment)
+        cluster = cluster or Cluster(workers=1)
+        run = grade_cohort(cohort.students, settings, gold, out, cluster, force, progress)
+        if audit is not None:
+            from autograder.grading.audit import run_audits
+
+            flags += run_audits(cohort.students, run.results, settings, gold, audit, cluster, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    run.refused = cohort.refused
+    write_outputs(run.results, flags, cohort.refused, out, gradescope)
+    return run
+
+
+def summary_table(results: list[SubmissionResult]) -> str:
+    from autograder.collecting.safe_files import shown
+
+    lines = [f"{'student':<20}{'score':>10}{'of':>8}  first problem"]
+    for r in results:
+        problem = next((p for p in r.parts if p.points < p.max_points), None)
+        note = f"{problem.part}: {problem.reason}"[:70] if problem else "full marks"
+        lines.append(f"{shown(r.student):<20}{r.score:>10g}{r.max_score:>8g}  {note}")
+    return "\n".join(lines)

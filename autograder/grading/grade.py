@@ -1,0 +1,65 @@
+"""The score of record for one student: the checks' half (``code_parts``), then the runs' half (``run_parts``).
+
+After the collect step has copied only the assignment's files (``autograder.collecting``),
+one confined *probe* job runs every check's probe on inputs drawn from this grading's seed
+(recorded in the result, so ``--seed`` replays it) and each output is judged here; one
+confined *decode* job with no student code answers the questions with each run part's
+params. All of one student's jobs share a time budget. One student's failure of any kind is
+that student's row with reasons from a fixed vocabulary; the full story goes to the
+instructor's log.
+"""
+from __future__ import annotations
+
+import random
+import traceback
+
+from autograder.checks import registry
+from autograder.collecting.collect import Collected
+from autograder.grading.code_parts import grade_code
+from autograder.grading.results import (
+    Budget,
+    PartResult,
+    Settings,
+    SubmissionResult,
+    failed_row,
+)
+from autograder.grading.run_parts import grade_runs
+from course_lib import layout
+from course_lib.data_files import read_birth_places
+
+
+def grade_submission(collected: Collected, settings: Settings, gold: dict, seed: int | None = None) -> SubmissionResult:
+    """Both halves for one collected submission; every failure becomes reasons in its own row."""
+    seed = seed if seed is not None else settings.seed if settings.seed is not None \
+        else random.SystemRandom().randrange(2 ** 63)
+    result = SubmissionResult(collected.student, log=[f"grading seed: {seed}"], seed=seed)
+    result.log += [f"left out by the collect step: {d}" for d in collected.dropped]
+    result.log += [f"copied by content, had other hard links: {name}" for name in collected.linked]
+    budget = Budget(settings.student_seconds)
+    notebooks = sorted(collected.folder.glob("*.ipynb")) if collected.folder else []
+    if not notebooks:
+        result.parts = [PartResult(c.grade_id, 0.0, c.points, "no notebooks in the submission") for c in registry.CHECKS]
+    else:
+        result.parts = grade_code(notebooks, settings, result.log, seed, budget, collected.notes)
+    if collected.folder is None:
+        result.parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, "no submission folder")
+                         for b in settings.bars]
+    else:
+        result.parts += grade_runs(collected.folder, settings, result.parts, gold, result.log, budget,
+                                   collected.notes, result.accuracies)
+    return result
+
+
+def grade_one(collected: Collected, settings: Settings, gold: dict) -> SubmissionResult:
+    """One student's whole grading, as a self-contained task (run in this process or on a Dask worker)."""
+    try:
+        return grade_submission(collected, settings, gold)
+    except Exception:  # the grader's own fault on one submission stays in that row
+        return failed_row(collected.student, settings, traceback.format_exc())
+
+
+def load_gold(settings: Settings) -> dict:
+    """The dev and test questions with their answers, read once by the driver."""
+    return {"dev": read_birth_places(settings.data_dir / layout.DEV, require_answers=True),
+            "test": read_birth_places(settings.answers, require_answers=True)}
+

@@ -1,0 +1,273 @@
+"""``nbgrader autograde`` of a whole cohort, one task per student on Dask distributed.
+
+nbgrader never reads ``submitted/``: the collect step (``autograder.collecting.collect``) first copies each
+student's notebooks, run files and timestamp into ``collected/<student>/<assignment>`` (regular
+files by name, no links, no special files, sizes capped), and nbgrader autogrades that copy
+(its ``submitted_directory``), so what reaches ``autograded/``, the grading kernel and the
+feedback is only what the collect step produced.
+
+Each student is nbgrader's own autograde of one student, run by ``autograder.nbgrader_glue.one_student`` in
+a child process of the task, in the course folder, with the grading kernel
+(``autograder.nbgrader_glue.kernel``: the sandbox applies on every worker). The student id travels as data
+(a JSON argument nbgrader_one sets as config), never as a word nbgrader parses. A student whose
+autograde fails, hangs past ``timeout`` or whose worker dies (it is retried once on another
+worker) gets a reason in the result; nobody else is affected.
+
+The gradebook: PostgreSQL takes parallel writers as it is. A SQLite gradebook takes one writer
+at a time, and can refuse a second outright ("database is locked"), so with SQLite every
+gradebook session of every student's nbgrader holds a lock file beside the database
+(``GRADEBOOK.db.lock``): sessions are short and take turns, the kernels run in parallel. A
+SQLite gradebook therefore needs its workers on this machine (or one filesystem with working
+``flock``); a cluster of machines should use PostgreSQL.
+
+Re-runs start only students whose collected files changed since their last autograde, or
+whose autograde failed (``autograde_state.json`` in the course folder keeps the hashes).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from autograder.atomic import write_atomically
+from autograder.collecting.collect import Cohort, collect_cohort, wanted_for
+from autograder.collecting.safe_files import digest_files
+from autograder.grading.dask_tasks import Cluster, run_tasks
+from autograder.nbgrader_glue.one_student import LOCK_VARIABLE, PARENT_VARIABLE
+
+STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash of the submission autograded last
+COLLECTED = "collected"  # in the course folder: the collect step's copies, what nbgrader autogrades
+LOG_TAIL = 4000  # characters of nbgrader's output kept for a student whose autograde failed
+SKIPPED = "Skipping existing assignment"  # what nbgrader says of a student it autograded before (no --force)
+
+
+@dataclass(frozen=True)
+class AutogradeSettings:
+    """What every student's nbgrader autograde runs with."""
+
+    course: Path  # the nbgrader course folder (nbgrader_config.py, submitted/, autograded/), absolute
+    assignment: str  # nbgrader assignment id
+    db_url: str  # the gradebook nbgrader writes; a relative SQLite path is relative to ``course``
+    db_given: bool  # pass db_url to nbgrader (--db) rather than leave it to the course's nbgrader_config.py
+    kernel_env: tuple[tuple[str, str], ...]  # COURSE_PRESET, COURSE_DATA_DIR, COURSE_OUT_DIR for the kernels
+    force: bool = False  # autograde again students nbgrader autograded before
+    timeout: float = 600.0  # seconds for one student's whole autograde (every notebook); then it is stopped
+    unconfined: bool = False  # let the grading kernel start without confinement (GRADING_ALLOW_UNCONFINED=1)
+
+
+@dataclass
+class Autograded:
+    """One student's nbgrader autograde, as the instructor reads it."""
+
+    student: str  # nbgrader student id (the folder in submitted/)
+    ok: bool  # nbgrader finished without error
+    seconds: float  # wall time of this student's autograde
+    reason: str  # "" when ok, else why not, in a line
+    log: str  # nbgrader's own output for this student (its tail when it failed)
+    skipped: bool = False  # left as it was: unchanged since its last autograde (or nbgrader skipped it)
+
+
+def sqlite_path(settings: AutogradeSettings) -> Path | None:
+    """The gradebook's file when it is SQLite, else None."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.db_url)
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return settings.course / url.database  # an absolute database path stays as it is
+
+
+def course_db_url(course: Path) -> str:
+    """The gradebook URL the course's nbgrader_config.py sets (nbgrader's default if it sets none)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config() \
+        if (course / "nbgrader_config.py").is_file() else None
+    url = config.CourseDirectory.get("db_url") if config is not None else None
+    return url or f"sqlite:///{course / 'gradebook.db'}"
+
+
+def collect_course(course: Path, assignment: str, only: list[str] | None = None) -> Cohort:
+    """The collect step for nbgrader: every student's (or ``only`` those) sanitised copy into ``course/collected``,
+    replacing the copy of an earlier run; copies of students no longer in submitted/ are removed."""
+    final = course / COLLECTED
+    staging = course / f".{COLLECTED}-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        cohort = collect_cohort(course / "submitted", assignment, staging, wanted=wanted_for(assignment), only=only)
+        final.mkdir(exist_ok=True)
+        present = {c.student for c in cohort.students}
+        if only is None:
+            for old in final.iterdir():
+                if old.name not in present:
+                    shutil.rmtree(old, ignore_errors=True)
+        for collected in cohort.students:
+            shutil.rmtree(final / collected.student, ignore_errors=True)
+            if collected.folder is not None:
+                os.replace(staging / collected.student, final / collected.student)
+                collected.folder = final / collected.student / assignment
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return cohort
+
+
+def hidden_inputs_file(folder: Path, seed: int) -> Path:
+    """This student's hidden checks' inputs, drawn from ``seed`` with the reference's expectations, as a file its
+    grading kernels read (``COURSE_HIDDEN_INPUTS``): the hidden cells then judge as the grader's judges do."""
+    import torch
+
+    from autograder.checks.hidden import hidden_inputs
+
+    os.chmod(folder, 0o755)  # the kernel runs as nobody
+    path = folder / "hidden_inputs.pt"
+    torch.save({"seed": seed, "inputs": hidden_inputs(seed)}, path)
+    os.chmod(path, 0o644)
+    return path
+
+
+def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
+    """In a task: nbgrader autograde of one student, stopped (with its kernels) after ``settings.timeout``."""
+    with tempfile.TemporaryDirectory(prefix="hidden-inputs-") as folder:
+        seed = random.SystemRandom().randrange(2 ** 31)
+        inputs = hidden_inputs_file(Path(folder), seed)
+        result = _autograde(student, settings, inputs)
+    result.log = f"hidden checks' inputs of seed {seed}\n{result.log}"
+    return result
+
+
+def _autograde(student: str, settings: AutogradeSettings, hidden_inputs: Path) -> Autograded:
+    readable = os.pathsep.join(filter(None, [os.environ.get("GRADING_READABLE_PATHS", ""), str(hidden_inputs)]))
+    env = {**os.environ, **dict(settings.kernel_env), PARENT_VARIABLE: str(os.getpid()),
+           "COURSE_HIDDEN_INPUTS": str(hidden_inputs), "GRADING_READABLE_PATHS": readable,
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # alembic, jupyter
+    database = sqlite_path(settings)
+    if database is not None:
+        env[LOCK_VARIABLE] = f"{database}.lock"
+    if settings.unconfined:
+        env["GRADING_ALLOW_UNCONFINED"] = "1"
+    spec = {"assignment": settings.assignment, "student": student, "force": settings.force,
+            "submitted_directory": COLLECTED, "db_url": settings.db_url if settings.db_given else None}
+    argv = [sys.executable, "-m", "autograder.nbgrader_glue.one_student", json.dumps(spec)]
+    start = time.perf_counter()
+    # a session of its own, so a timeout stops it all; its kernels die with it (parent-death signals)
+    process = subprocess.Popen(argv, cwd=settings.course, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=settings.timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        return Autograded(student, False, time.perf_counter() - start,
+                          f"stopped after {settings.timeout:g} s (--timeout)", output[-LOG_TAIL:])
+    seconds = time.perf_counter() - start
+    if process.returncode != 0:
+        errors = [line for line in output.splitlines() if "| ERROR]" in line or line.startswith("nbgrader.")]
+        first = errors[0].split("]", 1)[-1].strip() if errors else f"nbgrader exited with status {process.returncode}"
+        return Autograded(student, False, seconds, first[:300], output[-LOG_TAIL:])
+    return Autograded(student, True, seconds, "", output, skipped=SKIPPED in output)
+
+
+def submission_hash(folder: Path | None) -> str:
+    """What the collect step took of a student: every copied file's name and bytes ("" when nothing)."""
+    if folder is None:
+        return ""
+    digest = hashlib.sha256()
+    digest_files(digest, ((p.relative_to(folder).as_posix(), p) for p in sorted(folder.rglob("*")) if p.is_file()))
+    return digest.hexdigest()
+
+
+def _read_state(path: Path) -> dict[str, str]:
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): str(v) for k, v in state.items()} if isinstance(state, dict) else {}
+    except (OSError, ValueError):
+        return {}  # none yet, or unreadable: nbgrader's own rule decides
+
+
+def _write_state(path: Path, state: dict[str, str]) -> None:
+    write_atomically(path, json.dumps(state, indent=1, sort_keys=True))
+
+
+def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: Cluster,
+                     progress: bool = True) -> list[Autograded]:
+    """Every student's autograde (one task each; in this process, one after another, for ``Cluster(1)``);
+    one result per student, in the order given.
+
+    Re-runs: the hash of each student's submission autograded last is kept in the course's
+    ``autograde_state.json``. A student autograded before with the same files is not started again; one
+    whose files changed since, or whose autograde failed, is autograded again (nbgrader alone would skip it);
+    ``force`` redoes everyone.
+    """
+    from tqdm.auto import tqdm
+
+    state_path = settings.course / STATE_FILE
+    kept = _read_state(state_path)
+    copies = {s: settings.course / COLLECTED / s / settings.assignment for s in students}
+    hashes = {s: submission_hash(copies[s] if copies[s].is_dir() else None) for s in students}
+    results: dict[int, Autograded] = {}
+    todo, redo = [], set()
+    for place, student in enumerate(students):
+        if not hashes[student]:  # the collect step kept nothing of it: nbgrader would find no notebook either
+            results[place] = Autograded(student, False, 0.0, "nothing of the submission could be collected (see "
+                                        "the collect step's reasons in autograde_log.txt)", "")
+            continue
+        done_before = (settings.course / "autograded" / student / settings.assignment).is_dir()
+        if done_before and not settings.force and kept.get(student) == hashes[student]:
+            results[place] = Autograded(student, True, 0.0, "", "unchanged since its last autograde", skipped=True)
+            continue
+        todo.append(place)
+        if done_before and student in kept:  # autograded before, by this command, from other files
+            redo.add(place)
+
+    def failed(place: int, why: str) -> Autograded:
+        return Autograded(students[place], False, 0.0, f"could not be autograded: {why.splitlines()[0]}", why)
+
+    attempts: dict[int, int] = {}
+
+    def task(place: int) -> tuple:
+        attempts[place] = attempts.get(place, 0) + 1
+        # a retry after its worker died redoes the student: the first try may have left a partial autograded/ folder,
+        # which nbgrader would otherwise skip as done
+        force = settings.force or place in redo or attempts[place] > 1
+        return autograde_one, (students[place], replace(settings, force=force))
+
+    def here(place: int) -> Autograded:
+        fn, args = task(place)
+        return fn(*args)
+
+    finished = ((place, here(place)) for place in todo) if cluster.serial \
+        else run_tasks(todo, task, failed, cluster, "autograde")
+    with tqdm(total=len(students), initial=len(results), desc="nbgrader autograde", unit="student",
+              disable=not progress) as bar:
+        for place, result in finished:
+            if place in results:
+                continue
+            results[place] = result
+            if result.ok and not result.skipped:
+                kept[students[place]] = hashes[students[place]]
+            elif not result.ok:  # redone, forced, next run: a failed autograde may leave a partial folder behind
+                kept[students[place]] = ""
+            bar.update()
+            bar.set_postfix(failed=sum(not r.ok for r in results.values()), refresh=False)
+    _write_state(state_path, kept)
+    return [results[place] for place in range(len(students))]
+
+
+def write_log(results: list[Autograded], path: Path, collect_notes: dict[str, list[str]] | None = None) -> Path:
+    """The instructor's log: each student's outcome, what the collect step left out, and nbgrader's output."""
+    collect_notes = collect_notes or {}
+    with open(path, "w", encoding="utf-8") as f:
+        for r in results:
+            f.write(f"===== {r.student}: {'ok' if r.ok else 'FAILED: ' + r.reason} ({r.seconds:.1f} s)\n")
+            f.writelines(f"left out by the collect step: {note}\n" for note in collect_notes.get(r.student, []))
+            f.write(f"{r.log}\n")
+    return path

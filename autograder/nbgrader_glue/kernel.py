@@ -1,0 +1,241 @@
+"""The Jupyter kernel nbgrader grades submissions with: ipykernel inside a bubblewrap sandbox (see autograder.confinement).
+
+Started by jupyter_client from ``autograder/jupyter/kernels/course-grading/kernel.json``:
+    python -m autograder.nbgrader_glue.kernel -f CONNECTION_FILE
+As root with bwrap and setpriv this launcher runs
+    bwrap ... setpriv --reuid=65534 ... python -m ipykernel_launcher -f CONNECTION_FILE
+in a cgroup of its own. The kernel sees an allowlist: the Python environment and
+course_lib read-only, its working folder (the notebook's folder) read-only, the
+data and run-output folders read-only, the two files of the autograder package
+the hidden test cells import (never solutions/), a private /tmp, and one private
+folder for its ZMQ sockets (``/run/grading-kernel`` inside; the socket paths the
+client connects to are symlinks into it). No network: the kernel must use the ``ipc``
+transport (unix sockets; ``configure_grading`` sets it), which crosses the network
+namespace where TCP cannot.
+
+The launcher stays as a small parent: it forwards jupyter's SIGINT (interrupt) and
+SIGTERM to the kernel inside, and a reaper it forks removes the cgroup and the
+socket folder when the launcher ends, even when jupyter kills it with SIGKILL.
+
+Without confinement (no root, no bwrap) it refuses to start unless
+GRADING_ALLOW_UNCONFINED=1; then it runs plain ipykernel with only rlimits.
+Settings come from the environment nbgrader passes on (see nbgrader_setup):
+    GRADING_MEMORY_MB       memory: cgroup limit and address-space rlimit (default 4096)
+    GRADING_CPU_SECONDS     CPU-time rlimit, a backstop behind nbgrader's per-cell timeout (default 1800)
+    GRADING_READABLE_PATHS  os.pathsep-separated extra folders (or files) the kernel may read (data folders, and the
+                            hidden checks' inputs ``autograder autograde`` makes for each student)
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from autograder.confinement import (
+    NOBODY,
+    REPO,
+    Cgroup,
+    Limits,
+    Mounts,
+    bwrap_argv,
+    status,
+)
+from autograder.confinement.isolation import die_with_parent, limit_resources
+
+# what notebook code may know of the grader's environment
+PASSED_ENV = ("COURSE_PRESET", "COURSE_DATA_DIR", "COURSE_OUT_DIR", "COURSE_HIDDEN_INPUTS", "NBGRADER_EXECUTION",
+              "NBGRADER_VALIDATING")
+# the hidden test cells run `from autograder.checks.hidden import ...`: only these files, never solutions/
+HIDDEN_CHECK_FILES = ("__init__.py", "checks/__init__.py", "checks/hidden.py", "checks/hidden_twins.py")
+SOCKET_KEYS = ("shell_port", "iopub_port", "stdin_port", "hb_port", "control_port")
+INSIDE_SOCKETS = "/run/grading-kernel"  # where the kernel sees its private socket folder
+KERNEL_NS_PID = 2  # inside the PID namespace bwrap's init is 1 and the command it runs is 2
+MAX_PROCESSES = 64
+
+
+def _paths(variable: str) -> list[str]:
+    return [p for p in os.environ.get(variable, "").split(os.pathsep) if p]
+
+
+def _say(message: str) -> None:
+    print(f"grading kernel: {message}", file=sys.stderr, flush=True)
+
+
+def limits_from_env() -> Limits:
+    return Limits(memory_mb=int(os.environ.get("GRADING_MEMORY_MB", "4096")), max_processes=MAX_PROCESSES, cpus=1.0)
+
+
+def connection_path(argv: list[str]) -> Path:
+    if "-f" not in argv or argv.index("-f") + 1 >= len(argv):
+        raise SystemExit("grading kernel: no connection file (-f CONNECTION_FILE)")
+    return Path(os.path.abspath(argv[argv.index("-f") + 1]))
+
+
+def kernel_mounts(cwd: Path, private: Path) -> Mounts:
+    """The allowlist beyond what bwrap_argv always gives (Python env, course_lib, /tmp)."""
+    read_only = {str(cwd): str(cwd)}
+    extra = [*_paths("GRADING_READABLE_PATHS"), *(os.environ[v] for v in ("COURSE_DATA_DIR", "COURSE_OUT_DIR")
+                                                   if os.environ.get(v))]
+    for path in extra:  # bwrap fails on a missing source: a folder not made yet is simply not there
+        if os.path.exists(path):  # at the path the notebook is told, even when that is a symlink
+            read_only[os.path.realpath(path)] = os.path.abspath(path)
+    for name in HIDDEN_CHECK_FILES:
+        path = REPO / "autograder" / name
+        read_only[str(path)] = str(path)
+    # the kernel's sockets and its copy of the connection file; nothing else is writable
+    return Mounts(read_only=read_only, writable={str(private): INSIDE_SOCKETS})
+
+
+def client_ip(ip: str) -> Path:
+    """The client's socket path prefix: a relative one ("kernel-ipc") is relative to the client's folder."""
+    try:
+        client_cwd = os.readlink(f"/proc/{os.getppid()}/cwd")
+    except OSError:
+        client_cwd = os.getcwd()
+    return Path(client_cwd, ip)
+
+
+def link_sockets(ip: Path, info: dict, private: Path, links: list[Path]) -> None:
+    """Point the client's socket paths (ip-PORT) at the private folder the kernel binds them in."""
+    for key in SOCKET_KEYS:
+        link = Path(f"{ip}-{info[key]}")
+        link.symlink_to(private / link.name)
+        links.append(link)
+
+
+def kernel_pid(cgroup: Cgroup) -> int | None:
+    """Host pid of the ipykernel process (pid 2 in the sandbox), found through the cgroup."""
+    for pid in cgroup.pids():
+        try:
+            status_text = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        for line in status_text.splitlines():
+            if line.startswith("NSpid:"):
+                ids = line.split()[1:]
+                if len(ids) >= 2 and ids[-1] == str(KERNEL_NS_PID):
+                    return pid
+    return None
+
+
+def start_reaper(cleanup: Callable[[], None]) -> int:
+    """Fork a process that runs ``cleanup`` once this one has ended, however it ended (even SIGKILL).
+
+    Returns the write end of a pipe that only this process holds: its end is the reaper's signal.
+    """
+    read_end, write_end = os.pipe()  # not inherited across exec: bwrap never holds it
+    if os.fork() == 0:
+        try:
+            os.setsid()  # out of the kernel's process group, which jupyter signals as a whole
+            os.close(write_end)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            while os.read(read_end, 4096):
+                pass
+            cleanup()
+        finally:
+            os._exit(0)
+    os.close(read_end)
+    return write_end
+
+
+def run_confined(argv: list[str]) -> int:
+    """Run ipykernel in the sandbox; returns its exit status."""
+    connection = connection_path(argv)
+    info = json.loads(connection.read_text())
+    if info.get("transport") != "ipc":
+        _say("refusing to start: the kernel needs the ipc transport (c.KernelManager.transport = 'ipc', "
+             "set by configure_grading); tcp cannot cross the sandbox's network namespace")
+        return 2
+    cwd = Path(os.getcwd()).resolve()
+    if cwd == REPO or cwd in REPO.parents:
+        _say(f"refusing to start in {cwd}: the kernel's working folder is readable by it, and this one holds the "
+             "whole course (solutions, .git); start it in the notebook's own folder")
+        return 2
+    limits = limits_from_env()
+    cpu_seconds = int(os.environ.get("GRADING_CPU_SECONDS", "1800"))
+    private = Path(tempfile.mkdtemp(prefix="grading-kernel-"))
+    cgroup = Cgroup(limits)
+    links: list[Path] = []
+
+    def cleanup() -> None:
+        cgroup.kill()
+        shutil.rmtree(private, ignore_errors=True)
+        for link in links:  # jupyter removes them itself unless it was killed first
+            if link.is_symlink():
+                link.unlink()
+
+    try:
+        ip = client_ip(info["ip"])
+        link_sockets(ip, info, private, links)
+        # the kernel's own copy, readable by nobody, naming the socket paths as it sees them
+        copy = private / connection.name
+        copy.write_text(json.dumps({**info, "ip": f"{INSIDE_SOCKETS}/{ip.name}"}, indent=1))
+        for path in (private, copy):
+            os.chown(path, NOBODY, NOBODY)
+        os.chmod(copy, 0o600)
+    except BaseException:
+        cleanup()
+        raise
+    start_reaper(cleanup)  # forked after the set-up: it holds a copy of `links` as they are now
+    argv = list(argv)
+    argv[argv.index("-f") + 1] = f"{INSIDE_SOCKETS}/{connection.name}"
+    env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
+    command = bwrap_argv([sys.executable, "-m", "ipykernel_launcher", *argv],
+                         kernel_mounts(cwd, private), limits, chdir=str(cwd), env=env)
+
+    def forward(signum: int, _frame) -> None:
+        pid = kernel_pid(cgroup)
+        if pid is not None:
+            os.kill(pid, signum)
+
+    signal.signal(signal.SIGINT, forward)  # jupyter interrupts a cell with SIGINT to our process group
+    signal.signal(signal.SIGTERM, forward)
+
+    def enter() -> None:  # in the child, before exec: everything bwrap starts is in the cgroup and rlimits
+        cgroup.enter()
+        limit_resources(limits.memory_mb, cpu_seconds)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+
+    # a session of its own: jupyter's killpg(SIGINT) must reach the kernel through us, not kill bwrap
+    child = subprocess.Popen(command, preexec_fn=enter, start_new_session=True)
+    _say(f"confined: uid {NOBODY}, allowlist of {cwd} and the data folders, no network, "
+         f"memory {limits.memory_mb} MB, {limits.max_processes} processes, {limits.cpus:g} CPU")
+    return child.wait()
+
+
+def run_unconfined(argv: list[str], problem: str) -> None:
+    if os.environ.get("GRADING_ALLOW_UNCONFINED") != "1":
+        _say(f"refusing to start unconfined: {problem}. Set GRADING_ALLOW_UNCONFINED=1 to grade anyway "
+             "(submission code then reads and writes whatever the grader can)")
+        raise SystemExit(2)
+    _say(f"WARNING: not confined ({problem}); only memory and CPU-time limits apply")
+    connection = connection_path(argv)
+    info = json.loads(connection.read_text())
+    if info.get("transport") == "ipc" and not os.path.isabs(info["ip"]):
+        # the client resolves "kernel-ipc" in its own folder, the kernel would in the notebook's: make it absolute
+        connection.write_text(json.dumps({**info, "ip": str(client_ip(info["ip"]))}, indent=1))
+    limit_resources(int(os.environ.get("GRADING_MEMORY_MB", "4096")), int(os.environ.get("GRADING_CPU_SECONDS", "1800")))
+    os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", *argv])
+
+
+def main(argv: list[str]) -> None:
+    # jupyter's process gone (killed with its grading task): this one and its sandbox go too
+    die_with_parent("JPY_PARENT_PID")  # jupyter_client names itself there
+    problem = status()
+    if problem is not None:
+        run_unconfined(argv, problem)
+        return
+    sys.exit(run_confined(argv))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

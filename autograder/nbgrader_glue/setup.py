@@ -1,0 +1,53 @@
+"""nbgrader settings shared by the course's nbgrader_config.py and the autograde tests.
+
+    from autograder.nbgrader_glue.setup import configure_grading
+    configure_grading(c, timeout=120)
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+KERNEL_NAME = "course-grading"  # autograder/jupyter/kernels/<this>/kernel.json
+KERNELS_ROOT = Path(__file__).resolve().parent / "jupyter"
+
+
+def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds: int = 1800,
+                      hidden_paths: list[str | Path] = (), readable_paths: list[str | Path] = ()) -> None:
+    """Execute every notebook (validate, autograde) in the confined grading kernel (autograder.nbgrader_glue.kernel).
+
+    The kernel sees an allowlist (its notebook's folder, the course library, the
+    data folders), so nothing needs hiding: ``hidden_paths`` is ignored.
+    ``readable_paths`` are extra data folders it may read.
+    """
+    if hidden_paths:
+        warnings.warn("configure_grading(hidden_paths=...) is ignored: the grading kernel sees only an allowlist",
+                      DeprecationWarning, stacklevel=2)
+    paths = [str(KERNELS_ROOT), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))]
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(dict.fromkeys(paths))
+    # the kernel reads its limits from the environment it inherits
+    os.environ["GRADING_MEMORY_MB"] = str(memory_mb)
+    os.environ["GRADING_CPU_SECONDS"] = str(cpu_seconds)
+    given = [p for p in os.environ.get("GRADING_READABLE_PATHS", "").split(os.pathsep) if p]  # autograder autograde's
+    os.environ["GRADING_READABLE_PATHS"] = os.pathsep.join(dict.fromkeys(
+        [*given, *(str(Path(p).resolve()) for p in readable_paths)]))
+    os.environ.pop("GRADING_HIDDEN_PATHS", None)
+    # unix sockets: ZMQ over TCP cannot reach a kernel in its own network namespace
+    c.KernelManager.transport = "ipc"
+    # and in a folder of this process's own: jupyter_client numbers socket files by which names are free yet, so
+    # parallel nbgrader processes in one course folder (autograder autograde --workers) could pick the same ones
+    sockets = tempfile.mkdtemp(prefix="nbgrader-sockets-")
+    atexit.register(shutil.rmtree, sockets, True)
+    c.KernelManager.ip = os.path.join(sockets, "kernel")
+    c.Execute.kernel_name = KERNEL_NAME
+    c.Execute.timeout = timeout  # seconds per cell; a cell past it is interrupted and scores zero
+    c.Execute.interrupt_on_timeout = True
+    # feedback shows each cell's outcome, not the hidden tests' code: neither in the cell nor in its traceback
+    c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
+                                        "autograder.nbgrader_glue.feedback.HideHiddenTestTracebacks",
+                                        "nbgrader.preprocessors.ClearHiddenTests",
+                                        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]

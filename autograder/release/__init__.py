@@ -1,0 +1,1 @@
+"""Release: what students are handed, the student copy (``bundle``). May import course_lib only."""

@@ -1,0 +1,47 @@
+"""The check registry against the solution notebooks' nbgrader metadata: one set of points, one set of ids."""
+from __future__ import annotations
+
+import nbformat
+
+from autograder.checks import registry
+from autograder.checks.bars import load_bars
+
+from conftest import SOLUTIONS
+
+
+def _autograded_cells() -> dict[str, tuple[str, float]]:
+    """grade_id -> (notebook, points) of every autograded test cell of the solutions."""
+    cells = {}
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
+                cells[meta["grade_id"]] = (path.stem, float(meta.get("points", 0)))
+    return cells
+
+
+def test_every_autograded_cell_is_in_the_registry_with_its_points():
+    """Does every autograded nbgrader cell have exactly one registry check with the same notebook and points?"""
+    registered = {c.grade_id: (c.notebook, float(c.points)) for c in registry.CHECKS}
+    assert len(registered) == len(registry.CHECKS), "a grade_id is registered twice"
+    assert registered == _autograded_cells()
+
+
+def test_run_parts_match_the_bars_and_the_runs():
+    """Do the run parts name files the runs write, need only registered checks, and have bars in every table?"""
+    ids = {c.grade_id for c in registry.CHECKS}
+    for part in registry.RUN_PARTS:
+        assert set(part.needs) <= ids, part
+        assert part.params.endswith(".params") and part.dev.endswith(".predictions"), part
+    bars = load_bars("synthetic", "cpu")
+    assert {b.part for b in bars} == {p.name for p in registry.RUN_PARTS}
+
+
+def test_run_parts_need_every_check_of_the_code_they_run_hidden_ones_included():
+    """Does each run part need every check, public and hidden, of each notebook whose code its runs call?"""
+    runs_code = {"vanilla_nopretrain": {"02"}, "vanilla_pretrain": {"02", "03", "04"},
+                 "synthesizer_pretrain": {"02", "03", "04", "05"}}
+    for part in registry.RUN_PARTS:
+        want = {c.grade_id for c in registry.CHECKS if c.notebook[:2] in runs_code[part.name]}
+        assert set(part.needs) == want, part.name
+    assert "03-span-hidden" in next(p for p in registry.RUN_PARTS if p.name == "vanilla_pretrain").needs

@@ -1,0 +1,125 @@
+"""The audit: a model trained on the test questions is caught by retraining its run from the student's notebooks.
+
+The cheat hands in the reference's notebooks with vanilla pretraining params finetuned
+further on the test and dev questions, labelled by a regular expression over wiki.txt
+(which holds every birth place): decoding agrees with its predictions, so only retraining
+from the notebooks shows that the code does not reach that accuracy. The reference, audited
+beside it, keeps every point.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+
+import pytest
+import torch
+
+from autograder import confinement
+from autograder.__main__ import main
+from autograder.checks.run_chains import CHAINS
+from course_lib.data_files import read_birth_places
+from course_lib.datasets import CharCorruptionDatasetBase, NameDataset
+from course_lib.evaluation import predict_places, write_predictions
+from course_lib.model import GPT, GPTConfig
+from course_lib.presets import get_preset
+from course_lib.runs import RUNS
+from course_lib.trainer import Trainer, TrainerConfig
+
+from conftest import SOLUTIONS
+
+pytestmark = [pytest.mark.timeout(900),
+              pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]
+BORN = re.compile(r"[Bb]orn(?: \d+)? in (\w+)|born\? In (\w+)")
+
+
+def _labelled_by_regex(wiki: str, questions: list[str]) -> str:
+    """Finetuning lines for ``questions``, each place read off the person's biography: the cheat's data."""
+    lines = []
+    for question in questions:
+        name = question.removeprefix("Where was ").removesuffix(" born?")
+        bio = next((line for line in wiki.split("\n") if line.startswith(name + ".")), "")
+        found = BORN.search(bio)
+        if found:
+            lines.append(f"{question}\t{found.group(1) or found.group(2)}")
+    return "\n".join(lines) + "\n"
+
+
+def _trained_on_the_answers(outputs, world_dir) -> None:
+    """Replace the vanilla pretrained run's params (and its predictions) with a model finetuned on test and dev."""
+    preset = get_preset("smoke")
+    wiki = (world_dir / "wiki.txt").read_text(encoding="utf-8")
+    vocab_source = CharCorruptionDatasetBase(wiki, preset.block_size)
+    model = GPT(GPTConfig(vocab_source.vocab_size, preset.block_size, **preset.model))
+    model.load_state_dict(torch.load(outputs / "vanilla.finetune.params", weights_only=True))
+    questions = {split: [e.question for e in read_birth_places(world_dir / name)]
+                 for split, name in (("dev", "birth_dev.tsv"), ("test", "birth_test_inputs.tsv"))}
+    cheat = NameDataset(vocab_source, _labelled_by_regex(wiki, questions["dev"] + questions["test"]))
+    torch.manual_seed(0)
+    Trainer(model, cheat, None, TrainerConfig(max_epochs=40, batch_size=64, learning_rate=1e-2, lr_decay=False,
+                                              num_workers=0, progress=False)).train()
+    model.eval()
+    torch.save(model.state_dict(), outputs / "vanilla.finetune.params")
+    for split, name in (("dev", "vanilla.pretrain.dev.predictions"), ("test", "vanilla.pretrain.test.predictions")):
+        write_predictions(predict_places(model, vocab_source.vocab, questions[split], 256), outputs / name)
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory, world_dir, world_answers, smoke_runs):
+    root = tmp_path_factory.mktemp("audit")
+    submitted = root / "submitted"
+    reference = submitted / "reference" / "a5"
+    shutil.copytree(SOLUTIONS, reference)
+    shutil.copytree(smoke_runs, reference / "outputs")
+    cheat = submitted / "trained_on_test" / "a5"
+    shutil.copytree(SOLUTIONS, cheat)
+    (cheat / "outputs").mkdir()
+    kept = {"vanilla.finetune.params", "vanilla.pretrain.dev.predictions", "vanilla.pretrain.test.predictions",
+            *(f"{run}.json" for run in CHAINS["vanilla_pretrain"])}  # its other runs' files are not handed in
+    for name in kept:
+        shutil.copy(smoke_runs / name, cheat / "outputs" / name)
+    _trained_on_the_answers(cheat / "outputs", world_dir)
+    out = root / "grades"
+    code = main(["grade", str(submitted), "--out", str(out), "--data-dir", str(world_dir), "--answers",
+                 str(world_answers), "--preset", "smoke", "--workers", "1", "--audit", "all", "--audit-zero",
+                 "--timeout", "240"])
+    assert code == 0
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f)}
+    with open(out / "audit.csv", newline="", encoding="utf-8") as f:
+        findings = list(csv.DictReader(f))
+    return dict(out=out, rows=rows, findings=findings, reasons=json.loads((out / "reasons.json").read_text()))
+
+
+def test_a_model_trained_on_the_test_questions_is_flagged_and_zeroed_with_both_numbers(audited):
+    """Is the cheat's vanilla pretrained test split flagged and zeroed, its reason giving both accuracies?"""
+    flagged = {f["split"]: f for f in audited["findings"] if f["student"] == "trained_on_test" and f["flagged"] == "yes"}
+    assert "vanilla_pretrain/test" in flagged
+    finding = flagged["vanilla_pretrain/test"]
+    assert float(finding["handed_in"].rstrip("%")) > float(finding["retrained"].rstrip("%")) + 5
+    part = next(p for p in audited["reasons"]["trained_on_test"] if p["part"] == "vanilla_pretrain/test")
+    assert part["points"] == 0 and finding["handed_in"] in part["reason"] and finding["retrained"] in part["reason"]
+    with open(audited["out"] / "flags.csv", newline="", encoding="utf-8") as f:
+        assert any(r["student"] == "trained_on_test" and r["other_student"] == "(the audit)" for r in csv.DictReader(f))
+
+
+def test_only_the_parts_that_earned_points_are_retrained(audited):
+    """Is the cheat audited on the one run part it handed in, and the reference on all three?"""
+    parts = {(f["student"], f["split"].split("/")[0]) for f in audited["findings"]}
+    assert {p for s, p in parts if s == "trained_on_test"} == {"vanilla_pretrain"}
+    assert {p for s, p in parts if s == "reference"} == set(CHAINS)
+
+
+def test_the_reference_audited_beside_it_keeps_every_point(audited):
+    """Is the reference, retrained from its own notebooks with its recorded seed, unflagged and at full marks?"""
+    assert not [f for f in audited["findings"] if f["student"] == "reference" and f["flagged"] == "yes"]
+    row = audited["rows"]["reference"]
+    assert float(row["score"]) == float(row["max_score"])
+
+
+def test_every_run_log_records_its_seed(smoke_runs):
+    """Does every training run's log record the random seed the audit retrains with?"""
+    for name, spec in RUNS.items():
+        if spec.function != "evaluate":
+            assert json.loads((smoke_runs / f"{name}.json").read_text())["seed"] == 0, name

@@ -1,0 +1,121 @@
+"""Re-runs of a cohort: kept results, changed files and settings, the grader's own failures graded again.
+
+These count gradings with the per-student grading stubbed, since what they check is
+which students are graded. Real gradings on Dask, with workers killed (kill -9) mid-student,
+are in test_adversarial.py, on its cohort (serial against parallel, SQLite against PostgreSQL).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import autograder.grading.grade as grade_module
+from autograder.__main__ import main
+from autograder.grading.cohort import CACHE_DIR
+from autograder.grading.folder import grade_folder
+from autograder.grading.results import PartResult, SubmissionResult, settings_for
+from course_lib.layout import ASSIGNMENT
+
+
+def _rows(out: Path) -> list[dict]:
+    with open(out / "grades.csv") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture
+def tiny(tmp_path, world_dir, world_answers):
+    """Three submissions (any bytes do: the grading is stubbed) and the settings to grade them with."""
+    submitted = tmp_path / "submitted"
+    for student in ("ann", "ben", "cal"):
+        folder = submitted / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        (folder / "03_span_corruption.ipynb").write_text(f"{student}'s notebook")
+    settings = settings_for(world_dir, world_answers, "synthetic", "smoke")
+    return dict(submitted=submitted, settings=settings, out=tmp_path / "grades")
+
+
+def _stub(monkeypatch, fail: set[str] = frozenset()) -> list[str]:
+    graded: list[str] = []
+
+    def grade_submission(collected, settings, gold):
+        graded.append(collected.student)
+        if collected.student in fail:
+            raise RuntimeError("the grader's own bug")
+        text = (collected.folder / "03_span_corruption.ipynb").read_text()
+        return SubmissionResult(collected.student, [PartResult("03-span-public", len(text) % 5, 5, "stub")])
+
+    monkeypatch.setattr(grade_module, "grade_submission", grade_submission)
+    return graded
+
+
+def test_rerun_grades_only_what_changed(tiny, monkeypatch):
+    """Does a re-run keep unchanged students, grade a changed one, and --force (or new settings) grade all?"""
+    graded = _stub(monkeypatch)
+
+    def again(force: bool = False):
+        return grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], tiny["settings"], progress=False, force=force)
+
+    first = again()
+    assert sorted(graded) == ["ann", "ben", "cal"] and (first.graded, first.reused) == (3, 0)
+    before = (tiny["out"] / "grades.csv").read_text()
+    graded.clear()
+    second = again()
+    assert graded == [] and (second.graded, second.reused) == (0, 3)
+    assert (tiny["out"] / "grades.csv").read_text() == before
+    (tiny["submitted"] / "ben" / ASSIGNMENT / "03_span_corruption.ipynb").write_text("ben's second try")
+    third = again()
+    assert graded == ["ben"] and (third.graded, third.reused) == (1, 2)
+    graded.clear()
+    assert again(force=True).graded == 3 and sorted(graded) == ["ann", "ben", "cal"]
+    graded.clear()
+    changed = settings_for(tiny["settings"].data_dir, tiny["settings"].answers, "synthetic", "smoke", timeout=17)
+    grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], changed, progress=False)
+    assert sorted(graded) == ["ann", "ben", "cal"]
+
+
+def test_grader_failure_is_a_row_and_is_retried_next_run(tiny, monkeypatch):
+    """Is the grader's own crash on one student that student's row (not kept), graded again on the next run?"""
+    graded = _stub(monkeypatch, fail={"ben"})
+    run = grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], tiny["settings"], progress=False)
+    assert run.failed == ["ben"] and [r["student_id"] for r in _rows(tiny["out"])] == ["ann", "ben", "cal"]
+    reasons = json.loads((tiny["out"] / "reasons.json").read_text())
+    assert all("could not grade" in p["reason"] for p in reasons["ben"])
+    assert "RuntimeError" in (tiny["out"] / "instructor_log.txt").read_text()
+    assert sorted(p.name for p in (tiny["out"] / CACHE_DIR).iterdir()) == ["ann.json", "cal.json"]
+    graded.clear()
+    _stub(monkeypatch)
+    rerun = grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], tiny["settings"], progress=False)
+    assert (rerun.graded, rerun.reused, rerun.failed) == (1, 2, [])
+
+
+def test_a_kept_result_from_other_files_is_not_used(tiny, monkeypatch):
+    """Is a kept result whose content hash does not match the files (say, copied from another student) ignored?"""
+    graded = _stub(monkeypatch)
+    grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], tiny["settings"], progress=False)
+    cache = tiny["out"] / CACHE_DIR
+    shutil.copy(cache / "ann.json", cache / "ben.json")
+    graded.clear()
+    grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], tiny["settings"], progress=False)
+    assert graded == ["ben"]
+
+
+def test_parallel_refuses_zero_workers(tmp_path, world_dir, world_answers, capsys):
+    """Is --workers 0 refused with a message, before anything is graded?"""
+    (tmp_path / "submitted").mkdir()
+    code = main(["grade", str(tmp_path / "submitted"), "--out", str(tmp_path / "out"), "--data-dir",
+                 str(world_dir), "--answers", str(world_answers), "--workers", "0", "--unconfined"])
+    assert code == 2 and "--workers" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "grades.csv").exists()
+
+
+def test_new_gradebook_without_the_venv_on_path(tmp_path, monkeypatch):
+    """Can the grader write a gradebook that does not exist yet when .venv/bin is not on PATH (nbgrader's alembic)?"""
+    from autograder.exports.gradebook import write_trusted_scores
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    notes = write_trusted_scores(f"sqlite:///{tmp_path / 'gradebook.db'}", ASSIGNMENT, {"ann": {}})
+    assert "is not in the gradebook" in notes[0] and (tmp_path / "gradebook.db").is_file()

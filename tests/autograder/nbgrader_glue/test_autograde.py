@@ -1,0 +1,142 @@
+"""The cohort's nbgrader autograde: its gradebook, its students, a student that hangs, SQLite writes taking turns.
+
+Whole autogrades (hostile students, a worker killed, a PostgreSQL gradebook) are in
+test_nbgrader_autograde.py; the instructor's literal commands (SQLite, two workers) in
+tests/test_docs_commands.py.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import autograder.nbgrader_glue.autograde as autograde_module
+from autograder.nbgrader_glue.autograde import (COLLECTED, AutogradeSettings, Autograded, autograde_cohort, autograde_one,
+                                  collect_course, course_db_url, sqlite_path)
+from autograder.grading.dask_tasks import Cluster
+
+
+def _settings(course: Path, url: str, **kwargs) -> AutogradeSettings:
+    return AutogradeSettings(course, "a5", url, False, (("COURSE_PRESET", "smoke"),), **kwargs)
+
+
+def test_sqlite_gradebooks_are_found_relative_to_the_course(tmp_path):
+    """Is a relative SQLite gradebook taken in the course folder, an absolute one as it is, and PostgreSQL not?"""
+    assert sqlite_path(_settings(tmp_path, "sqlite:///gradebook.db")) == tmp_path / "gradebook.db"
+    assert sqlite_path(_settings(tmp_path, "sqlite:////srv/g.db")) == Path("/srv/g.db")
+    assert sqlite_path(_settings(tmp_path, "postgresql://grader@dbhost/course")) is None
+
+
+def test_the_gradebook_url_comes_from_the_course_config(tmp_path):
+    """Does the command use the db_url of the course's nbgrader_config.py, and nbgrader's default without one?"""
+    assert course_db_url(tmp_path) == f"sqlite:///{tmp_path / 'gradebook.db'}"
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.db_url = 'postgresql:///a5'\n")
+    assert course_db_url(tmp_path) == "postgresql:///a5"
+
+
+def test_nbgrader_gets_the_collect_steps_copy_only(tmp_path):
+    """Is every usable student copied into collected/ (links and FIFOs left out, odd but honest ids kept), an id
+    nbgrader cannot carry refused, and a copy of a student gone from submitted/ removed?"""
+    secret = tmp_path / "grader_only" / "world-seed.txt"
+    secret.parent.mkdir()
+    secret.write_text("SECRET")
+    for name in ("ann", "--help", "bad*name", ".hidden"):
+        folder = tmp_path / "submitted" / name / "a5"
+        folder.mkdir(parents=True)
+        (folder / "03_span_corruption.ipynb").write_text(name)
+    os.symlink(secret, tmp_path / "submitted" / "ann" / "a5" / "02_finetune_without_pretraining.ipynb")
+    os.mkfifo(tmp_path / "submitted" / "ann" / "a5" / "05_synthesizer.ipynb")
+    (tmp_path / COLLECTED / "gone" / "a5").mkdir(parents=True)
+    cohort = collect_course(tmp_path, "a5")
+    assert [c.student for c in cohort.students] == ["--help", "ann"]
+    assert [r.shown for r in cohort.refused] == ["bad*name"]
+    assert sorted(p.name for p in (tmp_path / COLLECTED).iterdir()) == ["--help", "ann"]
+    assert sorted(p.name for p in (tmp_path / COLLECTED / "ann" / "a5").iterdir()) == ["03_span_corruption.ipynb"]
+
+
+def test_a_student_past_the_time_limit_is_stopped_with_a_reason(tmp_path):
+    """Is a student's nbgrader that never finishes stopped at --timeout, marked, and nothing of it left running?"""
+    (tmp_path / "submitted" / "ann" / "a5").mkdir(parents=True)
+    marker = tmp_path / "started"
+    # nbgrader reads the course's config first: this one never lets it go on
+    (tmp_path / "nbgrader_config.py").write_text(
+        f"import pathlib, time\npathlib.Path({str(marker)!r}).write_text(str(__import__('os').getpid()))\n"
+        "time.sleep(600)\n")
+    start = time.monotonic()
+    result = autograde_one("ann", _settings(tmp_path, "sqlite:///gradebook.db", timeout=5))
+    assert time.monotonic() - start < 60
+    assert not result.ok and result.reason == "stopped after 5 s (--timeout)"
+    pid = int(marker.read_text())
+    time.sleep(0.5)
+    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+
+
+LOCK_HOLDER = """
+import sys, time
+from autograder.nbgrader_glue.one_student import serialize_gradebook_sessions
+serialize_gradebook_sessions(sys.argv[1])
+from nbgrader.api import Gradebook
+with Gradebook(sys.argv[2]) as gb:
+    opened = time.time()
+    time.sleep(float(sys.argv[3]))
+    closed = time.time()
+print(opened, closed)
+"""
+
+
+def test_sqlite_gradebook_sessions_take_turns(tmp_path):
+    """With the lock, do two processes' gradebook sessions never overlap, whichever opens first?"""
+    url, lock = f"sqlite:///{tmp_path / 'gradebook.db'}", str(tmp_path / "gradebook.db.lock")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
+    subprocess.run([sys.executable, "-c", LOCK_HOLDER, lock, url, "0"], check=True, env=env)  # a new gradebook
+    first = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, lock, url, "3"], stdout=subprocess.PIPE, text=True,
+                             env=env)
+    time.sleep(1.5)  # the first has its session open by now (its imports take about a second)
+    second = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, lock, url, "2"], stdout=subprocess.PIPE, text=True,
+                              env=env)
+    # on a loaded machine the second may open first: what matters is that the two sessions never overlap
+    (opened1, closed1), (opened2, closed2) = ([float(x) for x in p.communicate(timeout=120)[0].split()]
+                                              for p in (first, second))
+    assert closed1 <= opened2 or closed2 <= opened1, "one session opened while the other was still open"
+
+
+def test_rerun_autogrades_only_what_changed(tmp_path, monkeypatch):
+    """Does a re-run leave unchanged students alone, redo (forced) a changed one and a failed one, and --force all?"""
+    notebook = "03_span_corruption.ipynb"
+    for student in ("ann", "ben", "cal"):
+        (tmp_path / "submitted" / student / "a5").mkdir(parents=True)
+        (tmp_path / "submitted" / student / "a5" / notebook).write_text(student)
+    started: list[tuple[str, bool]] = []
+    failing = {"cal"}
+
+    def autograde_one(student, settings):  # nbgrader's part, stubbed: it makes the autograded folder
+        started.append((student, settings.force))
+        (tmp_path / "autograded" / student / "a5").mkdir(parents=True, exist_ok=True)
+        return Autograded(student, student not in failing, 1.0, "boom" if student in failing else "", "")
+
+    monkeypatch.setattr(autograde_module, "autograde_one", autograde_one)
+
+    def again(**kwargs):
+        started.clear()
+        collect_course(tmp_path, "a5")
+        results = autograde_cohort(_settings(tmp_path, "sqlite:///gradebook.db", **kwargs), ["ann", "ben", "cal"],
+                                   Cluster(1), progress=False)
+        return [(r.student, r.ok, r.skipped) for r in results]
+
+    assert again() == [("ann", True, False), ("ben", True, False), ("cal", False, False)]
+    failing.clear()
+    assert again() == [("ann", True, True), ("ben", True, True), ("cal", True, False)] and started == [("cal", True)]
+    (tmp_path / "submitted" / "ben" / "a5" / notebook).write_text("ben, handed in again")
+    again()
+    assert started == [("ben", True)]  # nbgrader alone would skip it: its autograded folder exists
+    again()
+    assert started == []
+    again(force=True)
+    assert started == [("ann", True), ("ben", True), ("cal", True)]
+
+
+def test_one_worker_runs_in_this_process():
+    """Does --workers 1 autograde here, one student after another, rather than start a cluster?"""
+    assert Cluster(1).serial

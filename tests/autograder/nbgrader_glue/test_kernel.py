@@ -1,0 +1,263 @@
+"""The grading kernel nbgrader runs submissions in: an allowlist sandbox (bwrap), no network, nobody, cgroup limits."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import REPO, SOLUTIONS
+from jupyter_client import KernelManager
+from traitlets.config import Config
+
+from autograder.nbgrader_glue import kernel as grading_kernel
+from autograder.confinement import status
+from autograder.nbgrader_glue.setup import KERNEL_NAME, configure_grading
+
+MEMORY_MB = 1500
+confined = pytest.mark.skipif(status() is not None, reason=f"no confinement here: {status()}")
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def grading_config():
+    """configure_grading's config, with os.environ restored afterwards."""
+    saved = dict(os.environ)
+    c = Config()
+    configure_grading(c, memory_mb=MEMORY_MB)
+    yield c
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def _start(config: Config, cwd: Path) -> tuple[KernelManager, object]:
+    km = KernelManager(kernel_name=KERNEL_NAME, config=config)
+    km.start_kernel(cwd=str(cwd))
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    return km, kc
+
+
+def _run(kc, code: str, timeout: float = 60) -> tuple[str, str]:
+    """(status, everything printed or raised) of one cell."""
+    out: list[str] = []
+
+    def hook(msg):
+        content = msg["content"]
+        if msg["msg_type"] == "stream":
+            out.append(content["text"])
+        elif msg["msg_type"] == "error":
+            out.append(f"{content['ename']}: {content['evalue']}")
+
+    reply = kc.execute_interactive(code, timeout=timeout, output_hook=hook)
+    return reply["content"]["status"], "".join(out)
+
+
+def _kernel_host_pid(connection_name: str) -> int:
+    """Host pid of the sandboxed ipykernel (uid nobody, started with this connection file)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+                if "ipykernel_launcher" in cmdline and connection_name in cmdline and entry.stat().st_uid == 65534:
+                    return int(entry.name)
+            except OSError:
+                continue
+    raise LookupError(connection_name)
+
+
+def _cgroup_dirs(pid: int) -> list[Path]:
+    """The memory and pids cgroup folders (v1) of a host process."""
+    found = []
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for name in ("memory", "pids"):
+            if name in controllers.split(","):
+                found.append(Path("/sys/fs/cgroup", name, path.lstrip("/")))
+    return found
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("autograded") / "student" / "a5"
+    folder.mkdir(parents=True)
+    (folder / "notebook.ipynb").write_text("{}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def kernel(grading_config, workdir):
+    """One confined kernel shared by the read-only checks: (manager, client)."""
+    km, client = _start(grading_config, workdir)
+    yield km, client
+    client.stop_channels()
+    km.shutdown_kernel()
+
+
+@pytest.fixture(scope="module")
+def kc(kernel):
+    return kernel[1]
+
+
+@confined
+def test_kernel_runs_as_nobody_in_its_working_folder(kc, workdir):
+    """Does notebook code run as uid 65534 in the notebook's own folder?"""
+    assert _run(kc, "import os; print(os.getuid(), os.getgid(), os.getcwd())")[1].split() == [
+        "65534", "65534", str(workdir)]
+
+
+@confined
+@pytest.mark.parametrize("path", [SOLUTIONS / "05_synthesizer.ipynb", REPO / ".git" / "HEAD",
+                                  REPO / "autograder" / "grade.py", REPO / "nbgrader_config.py"])
+def test_files_outside_the_allowlist_are_not_there(kc, path):
+    """Is a course file outside the allowlist (solutions, .git, the grader) absent for notebook code?"""
+    status_, out = _run(kc, f"print(open({str(path)!r}).read()[:100])")
+    assert status_ == "error" and "FileNotFoundError" in out, out
+
+
+@confined
+def test_hidden_checks_import_but_solutions_are_absent(kc):
+    """Can the hidden test cells import autograder.checks.hidden without the solutions being visible?"""
+    out = _run(kc, "import os\nfrom autograder.checks.hidden import SOLUTIONS, check_span_corruption_hidden\n"
+                   "print(SOLUTIONS.exists(), sorted(os.listdir(SOLUTIONS.parents[1])))")[1]
+    assert out.split(maxsplit=1)[0] == "False" and "solutions" not in out and ".git" not in out, out
+
+
+@confined
+def test_other_processes_are_invisible(kc):
+    """Does /proc show only the sandbox's own few processes (bwrap's init and the kernel)?"""
+    out = _run(kc, "import os; print(os.getpid(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")[1]
+    pid, pids = out.split(maxsplit=1)
+    assert pid == "2" and eval(pids) == [1, 2], out
+
+
+@confined
+def test_network_is_unreachable(kc):
+    """Does a connection to the host's loopback or the internet fail?"""
+    out = _run(kc, "import socket\nfor address in [('127.0.0.1', 22), ('1.1.1.1', 53)]:\n"
+                   "    try:\n        socket.create_connection(address, timeout=2)\n        print('CONNECTED', address)\n"
+                   "    except OSError as err:\n        print('failed', type(err).__name__)")[1]
+    assert "CONNECTED" not in out and out.count("failed") == 2, out
+
+
+@confined
+def test_working_folder_is_read_only(kc, workdir):
+    """Can notebook code write or delete in its working folder? (it must not)"""
+    out = _run(kc, "import os\nfor act in (lambda: open('new.txt', 'w'), lambda: os.remove('notebook.ipynb')):\n"
+                   "    try:\n        act()\n        print('WROTE')\n    except OSError as err:\n"
+                   "        print('refused', type(err).__name__)")[1]
+    assert "WROTE" not in out and out.count("refused") == 2, out
+    assert (workdir / "notebook.ipynb").read_text() == "{}"
+
+
+@confined
+def test_kernel_cgroup_has_the_limits_and_is_removed_at_shutdown(grading_config, workdir):
+    """Is the kernel in a cgroup with the memory and process limits, and is that cgroup gone after shutdown?"""
+    km, client = _start(grading_config, workdir)
+    folders = _cgroup_dirs(_kernel_host_pid(Path(km.connection_file).name))
+    values = {f.parents[1].name: f for f in folders}
+    assert int((values["memory"] / "memory.limit_in_bytes").read_text()) == MEMORY_MB * 2 ** 20
+    assert (values["pids"] / "pids.max").read_text().strip() == "64"
+    client.stop_channels()
+    km.shutdown_kernel()
+    _wait_gone(folders)
+
+
+@confined
+def test_killed_kernel_leaves_no_cgroup_or_processes(grading_config, workdir):
+    """When jupyter kills the kernel outright (SIGKILL), do its processes and cgroup still go away?"""
+    km, client = _start(grading_config, workdir)
+    pid = _kernel_host_pid(Path(km.connection_file).name)
+    folders = _cgroup_dirs(pid)
+    client.stop_channels()
+    km.shutdown_kernel(now=True)
+    _wait_gone([*folders, Path(f"/proc/{pid}")])
+
+
+def _wait_gone(paths: list[Path], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while any(p.exists() for p in paths) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(p.exists() for p in paths), [p for p in paths if p.exists()]
+
+
+@confined
+def test_memory_hog_gets_memory_error_and_kernel_survives(grading_config, workdir):
+    """Does a memory hog get a MemoryError (not take the machine down), leaving the kernel usable?"""
+    km, client = _start(grading_config, workdir)
+    try:
+        status_, out = _run(client, "hog = []\nwhile True:\n    hog.append(bytearray(2 ** 26))", timeout=120)
+        assert status_ == "error" and "MemoryError" in out, out
+        assert _run(client, "del hog\nprint('alive')")[1].strip() == "alive"
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+@confined
+def test_interrupt_reaches_the_kernel(kernel):
+    """Does jupyter's interrupt (SIGINT to the launcher) stop a running cell and keep the kernel?"""
+    km, kc = kernel
+    kc.execute("import time\ntime.sleep(60)")
+    time.sleep(1.5)
+    started = time.monotonic()
+    km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=20)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+    assert time.monotonic() - started < 20
+    assert _run(kc, "print('still here')")[1].strip() == "still here"
+
+
+@confined
+def test_cell_timeout_interrupts_and_grading_continues(grading_config, workdir):
+    """Does nbclient's per-cell timeout (as nbgrader uses it) interrupt a hanging cell and run the next one?"""
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import time\nwhile True:\n    time.sleep(0.05)"),
+                                         nbformat.v4.new_code_cell("print('next cell ran')")])
+    client = NotebookClient(nb, kernel_name=KERNEL_NAME, timeout=5, interrupt_on_timeout=True, allow_errors=True,
+                            config=grading_config, resources={"metadata": {"path": str(workdir)}})
+    started = time.monotonic()
+    client.execute()
+    assert time.monotonic() - started < 60
+    assert any(o.get("ename") in {"KeyboardInterrupt", "CellTimeoutError"} for o in nb.cells[0].outputs), nb.cells[0]
+    assert "next cell ran" in "".join(o.get("text", "") for o in nb.cells[1].outputs)
+
+
+def test_refuses_to_start_unconfined_without_permission(monkeypatch, capsys):
+    """Without confinement and without GRADING_ALLOW_UNCONFINED=1, does the kernel refuse and say why?"""
+    monkeypatch.setattr(grading_kernel, "status", lambda: "bwrap is not installed")
+    monkeypatch.delenv("GRADING_ALLOW_UNCONFINED", raising=False)
+    monkeypatch.setattr(os, "execv", lambda *a: pytest.fail("started a kernel"))
+    with pytest.raises(SystemExit) as stopped:
+        grading_kernel.main(["-f", "connection.json"])
+    assert stopped.value.code != 0
+    assert "bwrap is not installed" in capsys.readouterr().err
+
+
+def test_runs_plain_kernel_with_a_warning_when_allowed(monkeypatch, capsys, tmp_path):
+    """With GRADING_ALLOW_UNCONFINED=1, does it exec plain ipykernel (rlimits only) and warn?"""
+    started = []
+    monkeypatch.setattr(grading_kernel, "status", lambda: "bwrap is not installed")
+    monkeypatch.setattr(grading_kernel, "limit_resources", lambda *a: None)
+    monkeypatch.setenv("GRADING_ALLOW_UNCONFINED", "1")
+    monkeypatch.setattr(os, "execv", lambda exe, argv: started.append(argv))
+    connection = tmp_path / "connection.json"
+    connection.write_text('{"transport": "ipc", "ip": "kernel-ipc", "shell_port": 1}')
+    grading_kernel.main(["-f", str(connection)])
+    assert started and started[0][1:] == ["-m", "ipykernel_launcher", "-f", str(connection)]
+    assert os.path.isabs(json.loads(connection.read_text())["ip"])  # client and kernel agree on the sockets
+    assert "WARNING: not confined" in capsys.readouterr().err
+
+
+def test_configure_grading_uses_ipc_and_ignores_hidden_paths(monkeypatch):
+    """Does configure_grading pick the ipc transport and warn that hidden_paths is ignored?"""
+    for key in ("JUPYTER_PATH", "GRADING_MEMORY_MB", "GRADING_CPU_SECONDS", "GRADING_READABLE_PATHS"):
+        monkeypatch.delenv(key, raising=False)
+    c = Config()
+    with pytest.warns(DeprecationWarning):
+        configure_grading(c, hidden_paths=["/somewhere"])
+    assert c.KernelManager.transport == "ipc" and c.Execute.kernel_name == KERNEL_NAME

@@ -1,0 +1,342 @@
+"""nbgrader end to end in a temporary course: generate, submit honest and hostile work, autograde, export.
+
+The autograde is the instructor's `autograder autograde`: every student's nbgrader autograde
+a task on two Dask workers (one killed mid-student), into a real PostgreSQL gradebook. The
+course holds two notebooks of the series (02 glue, 03 span corruption: 27 points); the
+hostile submissions carry only notebook 03, to keep the batch inside the suite's time budget.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.exports.report import explain
+
+# the module's one batch autograde of every submission takes ~165 s on a quiet 2-core machine;
+# a slower or busier CI machine needs room (each submission has its own cell timeout inside)
+pytestmark = pytest.mark.timeout(900)
+
+import dask_faults
+from conftest import SOLUTIONS
+
+NB02, NB03 = "02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb"
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+CELL_TIMEOUT = 30  # seconds: the hanging submission waits this long once; the reference's slowest cell takes 5
+KILLED = "reference"  # the worker autograding this student is killed (kill -9) once: the retry must grade it
+MEMORY_MB = 3000
+
+EXPECTED = {  # student -> total autograded score (of 27)
+    "reference": 27, "blank": 0, "partial": 20, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
+    "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "reads_answers": 20, "corrupt_json": 0,
+    # links to grader-only files and a peer's work, a FIFO and a socket named like notebook 03, beside the
+    # released 02: the collect step leaves them all out, so nbgrader never reads them
+    "links": 0, "fifo": 0, "socket": 0,
+}
+CANARY = "CANARY-world-seed-3f9a1c"  # grader_only/world-seed.txt: in no autograded, collected or feedback file
+if ROOT:  # without confinement this one could kill the grader itself
+    EXPECTED["tampers"] = 0
+# a kernel can make its own test cells pass: nbgrader's run believes it, the trusted grader does not
+EXPECTED["kernel_forges"] = 20
+# student -> score of record after `autograder grade --gradebook` (the code itself judged outside the kernel)
+# (a few students: each one regraded costs a confined probe job; the cohort tests cover the rest)
+TRUSTED = {"reference": 27, "deletes_test_cell": 20, "fake_success": 0, "kernel_forges": 0}
+if ROOT:
+    TRUSTED["tampers"] = 0
+KERNEL_FORGE = """import sys, types
+import autograder
+import course_lib.checks as checks
+checks.check_span_corruption_basic = lambda *args, **kwargs: print("span corruption: all public checks passed")
+fake = types.ModuleType("autograder.checks.hidden")
+fake.check_span_corruption_hidden = lambda *args, **kwargs: None
+sys.modules["autograder.checks.hidden"] = autograder.checks.hidden = fake
+"""
+
+
+def _cell(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
+    """student -> {notebook name: notebook, or raw text for a corrupt file}"""
+    solutions = {n: nbformat.read(SOLUTIONS / n, as_version=4) for n in (NB02, NB03)}
+
+    def release(name):
+        return nbformat.read(course / "release" / "a5" / name, as_version=4)
+
+    def filled(name):  # the release with the reference answers typed in
+        nb = release(name)
+        for c in nb.cells:
+            meta = c.metadata.get("nbgrader", {})
+            if meta.get("solution"):
+                c.source = _cell(solutions[name], meta["grade_id"]).source
+        return nb
+
+    def span(prefix="", replace=None):
+        nb = filled(NB03)
+        answer = _cell(nb, "03-span-corruption")
+        answer.source = replace if replace is not None else prefix + answer.source
+        return nb
+
+    edited = release(NB03)
+    _cell(edited, "03-span-public").source = "pass  # test removed"
+    _cell(edited, "03-span-hidden").source = "print('all tests passed')"
+    deleted = filled(NB03)
+    deleted.cells = [c for c in deleted.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "03-span-hidden"]
+    fake = release(NB03)
+    fake.cells.append(nbformat.v4.new_code_cell('print("All tests passed! Score: 20/20")'))
+    for c in fake.cells:  # outputs claiming success, and points changed in the metadata
+        if c.metadata.get("nbgrader", {}).get("grade"):
+            c.outputs = [nbformat.v4.new_output("stream", name="stdout", text="All tests passed!\n")]
+            c.metadata["nbgrader"]["points"] = 1000
+    reader = filled(NB03)
+    reader.cells.insert(1, nbformat.v4.new_code_cell(
+        f"try:\n    leaked = open({str(answers)!r}).read()\n    print('LEAKED', leaked[:300])\n"
+        "except OSError as err:\n    print('answers not readable:', type(err).__name__)"))
+    subs = {
+        "reference": {NB02: filled(NB02), NB03: filled(NB03)},
+        "blank": {NB02: release(NB02), NB03: release(NB03)},
+        "partial": {NB02: release(NB02), NB03: filled(NB03)},
+        "edits_test_cell": {NB03: edited},
+        "deletes_test_cell": {NB03: deleted},
+        "hangs": {NB03: span("import time\nwhile True:\n    time.sleep(0.05)\n")},
+        "memory_hog": {NB03: span("hog = []\nwhile True:\n    hog.append(bytearray(2**26))\n")},
+        "syntax_error": {NB03: span(replace="class CharCorruptionDataset(:\n    pass\n")},
+        "fake_success": {NB03: fake},
+        "reads_answers": {NB03: reader},
+        "corrupt_json": {NB03: '{"cells": [ this is not JSON'},
+    }
+    forger = release(NB03)
+    forger.cells.insert(1, nbformat.v4.new_code_cell(KERNEL_FORGE))
+    subs["kernel_forges"] = {NB03: forger}
+    if "tampers" in EXPECTED:
+        tamper = release(NB03)
+        tamper.cells.insert(1, nbformat.v4.new_code_cell(
+            "import os, signal\n"
+            f"for path in [{str(course / 'gradebook.db')!r}, {str(course / 'submitted' / 'blank' / 'a5' / NB03)!r},\n"
+            f"             {str(course / 'autograded' / 'reference' / 'a5' / NB02)!r}]:\n"
+            "    try:\n        open(path, 'w').write('overwritten')\n    except OSError as err:\n"
+            "        print('cannot write', path, type(err).__name__)\n"
+            "try:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept OSError as err:\n"
+            "    print('cannot kill the grader:', type(err).__name__)"))
+        subs["tampers"] = {NB03: tamper}
+    return subs
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory, world_dir, world_answers, postgres):
+    """A course with a PostgreSQL gradebook after generate_assignment, submission, one parallel autograde of
+    every student (`autograder autograde` on two Dask workers, the worker under the reference killed once) and a
+    CSV export."""
+    course = tmp_path_factory.mktemp("nbgrader") / "course"
+    (course / "source" / "a5").mkdir(parents=True)
+    for name in (NB02, NB03):
+        shutil.copy(SOLUTIONS / name, course / "source" / "a5" / name)
+    grader_only = course / "grader_only"  # the test-set answers live only here, private to the grader
+    grader_only.mkdir(mode=0o700)
+    answers = shutil.copy(world_answers, grader_only / "birth_test.tsv")
+    os.chmod(answers, 0o600)
+    url = postgres.create_database("autograde")
+    (course / "nbgrader_config.py").write_text(
+        "from autograder.nbgrader_glue.setup import configure_grading\n"
+        "c = get_config()\n"
+        "c.CourseDirectory.course_id = 'autograde-test'\n"
+        f"c.CourseDirectory.db_url = {url!r}\n"
+        f"configure_grading(c, timeout={CELL_TIMEOUT}, memory_mb={MEMORY_MB})\n")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+
+    def nbgrader(*args):
+        return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+                              capture_output=True, text=True, timeout=900)
+
+    generated = nbgrader("generate_assignment", "a5", "--force")
+    assert generated.returncode == 0, generated.stderr[-2000:]
+    (grader_only / "world-seed.txt").write_text(CANARY)
+    for student, notebooks in _submissions(course, Path(answers)).items():
+        folder = course / "submitted" / student / "a5"
+        folder.mkdir(parents=True)
+        for name, nb in notebooks.items():
+            if isinstance(nb, str):
+                (folder / name).write_text(nb)
+            else:
+                nbformat.write(nb, folder / name)
+    _special_files(course, grader_only)
+    with dask_faults.local_cluster(workers=2) as cluster:
+        with dask_faults.killing(cluster.scheduler_address, {sorted(EXPECTED).index(KILLED): 1}) as killed:
+            autograde = subprocess.run(
+                [sys.executable, "-m", "autograder", "autograde", "a5", "--scheduler", cluster.scheduler_address,
+                 "--preset", "smoke", "--data-dir", str(world_dir), "--out-dir", str(course / "no-run-outputs")],
+                cwd=course, env=env, capture_output=True, text=True, timeout=900)
+    left = _processes_in(course)
+    exported = nbgrader("export", "--to", str(course / "grades.csv"))
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    return dict(dir=course, autograde=autograde, env=env, nbgrader=nbgrader, answers=answers, db=url,
+                killed=[sorted(EXPECTED)[i] for i in killed], left=left)
+
+
+def _special_files(course: Path, grader_only: Path) -> None:
+    """The link, FIFO and socket students: the released 02 beside a notebook 03 that is not a regular file."""
+    import socket
+
+    for student in ("links", "fifo", "socket"):
+        folder = course / "submitted" / student / "a5"
+        folder.mkdir(parents=True)
+        shutil.copy(course / "release" / "a5" / NB02, folder / NB02)
+    links = course / "submitted" / "links" / "a5"
+    os.symlink(grader_only / "world-seed.txt", links / NB03)
+    os.symlink(course / "submitted" / "reference" / "a5", links / "outputs")  # a peer's folder
+    os.symlink(grader_only / "birth_test.tsv", links / "timestamp.txt")
+    os.mkfifo(course / "submitted" / "fifo" / "a5" / NB03)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(course / "submitted" / "socket" / "a5" / NB03))
+    server.close()  # the socket file stays
+
+
+def _processes_in(folder: Path) -> list[str]:
+    """Command lines of the processes still working in ``folder`` (nbgrader, kernel launchers)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if Path(os.readlink(proc / "cwd")).is_relative_to(folder):
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.fixture(scope="module")
+def trusted(course, world_dir, tmp_path_factory):
+    """The score of record written into the course's gradebook, then nbgrader's export again.
+
+    The hanging and memory-hogging students are left out here: the sandbox's own tests
+    cover those, and each would cost a whole job time limit.
+    """
+    from autograder.__main__ import main
+
+    subset = tmp_path_factory.mktemp("trusted") / "submitted"
+    for student in TRUSTED:
+        shutil.copytree(course["dir"] / "submitted" / student, subset / student)
+    out = subset.parent / "grades"
+    assert main(["grade", str(subset), "--out", str(out), "--data-dir", str(world_dir), "--answers",
+                 str(course["answers"]), "--preset", "smoke", "--timeout", "240",
+                 "--gradebook", course["db"]]) == 0
+    exported = course["nbgrader"]("export", "--to", str(out / "after.csv"))
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    with open(out / "after.csv", newline="") as f:
+        return {row["student_id"]: row for row in csv.DictReader(f)}
+
+
+def _export(course):
+    with open(course["dir"] / "grades.csv", newline="") as f:
+        return {row["student_id"]: row for row in csv.DictReader(f)}
+
+
+def _autograded_output(course, student, name=NB03) -> str:
+    nb = nbformat.read(course["dir"] / "autograded" / student / "a5" / name, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_batch_finishes_with_a_gradebook_row_per_student(course):
+    """Did the one parallel autograde reach every student, with each in the exported CSV, the student whose
+    worker was killed autograded on its retry, and only the unreadable notebook reported as failed?"""
+    rows = _export(course)
+    assert set(rows) == set(EXPECTED), course["autograde"].stderr[-3000:]
+    for student in EXPECTED:
+        assert (course["dir"] / "autograded" / student / "a5").is_dir() or student == "corrupt_json"
+    assert course["killed"] == [KILLED]
+    failed = [line for line in course["autograde"].stderr.splitlines() if line.startswith("  FAILED")]
+    assert len(failed) == 1 and "corrupt_json" in failed[0], course["autograde"].stderr[-3000:]
+    assert course["autograde"].returncode == 1  # as nbgrader's own: some student failed
+    log = (course["dir"] / "autograde_log.txt").read_text()
+    assert log.count("===== ") == len(EXPECTED) and f"===== {KILLED}: ok" in log
+
+
+def test_nothing_keeps_running_after_the_batch(course):
+    """Did the killed worker's nbgrader and kernel die with it, and every other student's too? (nothing left)"""
+    assert course["left"] == []
+
+
+@pytest.mark.parametrize("student", sorted(EXPECTED))
+def test_each_submission_gets_its_expected_score(course, student):
+    """Does each honest or hostile submission get exactly the score its work earns, out of 27?"""
+    row = _export(course)[student]
+    assert float(row["max_score"]) == 27
+    assert float(row["score"]) == EXPECTED[student], _autograded_output(course, student)[-1500:]
+
+
+def test_every_lost_point_has_a_readable_reason(course):
+    """Does the report name why each student lost points, in words a student can act on?"""
+    totals, reasons = explain(course["dir"], "a5", course["db"])
+    assert {s: round(t, 2) for s, t in totals.items()} == EXPECTED
+    by_student = {}
+    for r in reasons:
+        by_student.setdefault(r.student, []).append(r.reason)
+    assert not by_student.get("reference")
+    wanted = {  # student -> words its reasons must contain
+        "blank": "NotImplementedError", "partial": "NotImplementedError", "edits_test_cell": "not written yet",
+        "deletes_test_cell": "deleted", "hangs": "time limit", "memory_hog": "MemoryError",
+        "syntax_error": "SyntaxError", "fake_success": "not written yet", "reads_answers": "not in the submission",
+        "corrupt_json": "could not be read",
+    }
+    for student, words in wanted.items():
+        assert any(words in reason for reason in by_student[student]), (student, by_student[student])
+
+
+def test_printed_success_and_edited_points_do_not_count(course):
+    """Are the restored test cells, not the submission's own outputs or metadata, what scored it?"""
+    output = _autograded_output(course, "fake_success")
+    assert "All tests passed! Score: 20/20" in output  # it ran, and it did not matter
+    assert float(_export(course)["fake_success"]["max_score"]) == 27
+
+
+@pytest.mark.skipif(not ROOT, reason="confinement (hidden paths, unprivileged kernel) needs root on Linux")
+def test_test_answers_are_not_readable_by_submission_code(course):
+    """Does a notebook that opens the grader-only answers get an error instead of their contents?"""
+    output = _autograded_output(course, "reads_answers")
+    assert "answers not readable:" in output  # FileNotFoundError: outside the kernel's allowlist
+    assert "LEAKED" not in output
+
+
+@pytest.mark.skipif(not ROOT, reason="confinement (hidden paths, unprivileged kernel) needs root on Linux")
+def test_submission_cannot_write_the_gradebook_or_kill_the_grader(course):
+    """Can a notebook overwrite the gradebook or another student's files, or kill nbgrader? (it must not)"""
+    output = _autograded_output(course, "tampers")
+    assert output.count("cannot write") == 3 and "cannot kill the grader" in output, output
+    assert nbformat.read(course["dir"] / "autograded" / "reference" / "a5" / NB02, as_version=4).cells
+
+
+@pytest.fixture(scope="module")
+def feedback(course):
+    """nbgrader's generate_feedback of every autograded student (what goes back to students)."""
+    made = course["nbgrader"]("generate_feedback", "a5")
+    assert made.returncode == 0, made.stderr[-2000:]
+    return course["dir"] / "feedback"
+
+
+def test_no_link_fifo_or_socket_reaches_nbgrader_or_the_feedback(course, feedback):
+    """Do links to grader-only files or a peer's folder, a FIFO and a socket named like a notebook leave nothing of
+    theirs in autograded/ or feedback/ (no secret, no peer's file, no special file), without blocking the batch?"""
+    for root in (course["dir"] / "autograded", feedback, course["dir"] / "collected"):
+        for path in root.rglob("*"):
+            assert not path.is_symlink() and (path.is_dir() or path.is_file()), path
+            if path.is_file():
+                assert CANARY.encode() not in path.read_bytes(), path
+    for page in feedback.rglob("*.html"):
+        assert "BEGIN HIDDEN TESTS" not in page.read_text(encoding="utf-8"), page  # nor the hidden tests' code
+    for student in ("links", "fifo", "socket"):
+        copied = sorted(p.name for p in (course["dir"] / "autograded" / student / "a5").iterdir())
+        assert NB03 not in copied and "outputs" not in copied and "timestamp.txt" not in copied, (student, copied)
+
+
+# last in the file: it rewrites the gradebook the tests above read
+@pytest.mark.skipif(not ROOT, reason="the trusted grader confines submission code: it needs root on Linux")
+def test_the_gradebook_holds_the_score_of_record(trusted):
+    """After `autograder grade --gradebook`, does nbgrader's own export show the trusted scores, forgers at zero?"""
+    assert {s: float(trusted[s]["score"]) for s in TRUSTED} == TRUSTED
+    assert float(trusted["hangs"]["score"]) == EXPECTED["hangs"]  # not regraded: left as nbgrader scored it
