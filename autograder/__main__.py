@@ -213,8 +213,10 @@ def _course_source(course: Path, assignment: str) -> Path:
     """The assignment's source folder as the course's nbgrader_config.py names it (nbgrader's default: source/)."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config() \
-        if (course / "nbgrader_config.py").is_file() else None
+    try:
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    except Exception:  # absent or broken: nbgrader's default (a broken one is refused on its own, in one line)
+        config = None
     source = config.CourseDirectory.get("source_directory") if config is not None else None
     return course / (source or "source") / assignment
 
@@ -252,6 +254,12 @@ def _autograde(args) -> int:
     refused = _refuse_unconfined(confinement.status(), args.unconfined, "autograde")
     if refused is not None:
         return refused
+    from autograder.nbgrader_glue.setup import course_grading_problem
+
+    problem = course_grading_problem(course)
+    if problem:
+        print(f"error: refusing to autograde: {problem}", file=sys.stderr)
+        return 2
     cohort = collect_course(course, args.assignment, args.student)
     for folder in cohort.refused:  # said before any grading starts; these folders are not autograded
         print(f"refused: submitted/{folder.shown!r} cannot be a student id: {folder.why}", file=sys.stderr)

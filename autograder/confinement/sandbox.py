@@ -69,10 +69,12 @@ def python_paths() -> list[str]:
 
 
 def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = "/tmp",
-               env: dict[str, str] | None = None) -> list[str]:
-    """The bubblewrap command line that runs ``command`` confined (see the module docstring)."""
+               env: dict[str, str] | None = None, as_pid_1: bool = False) -> list[str]:
+    """The bubblewrap command line that runs ``command`` confined (see the module docstring). With ``as_pid_1`` the
+    command is the sandbox's init (pid 1), which nothing inside the sandbox can kill, and which reaps the orphans."""
     argv = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
+    argv += ["--as-pid-1"] if as_pid_1 else []
     for folder in SYSTEM_DIRS:
         if os.path.isdir(folder) and not os.path.islink(folder):
             argv += ["--ro-bind", folder, folder]

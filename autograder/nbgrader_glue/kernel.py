@@ -147,6 +147,51 @@ def start_reaper(cleanup: Callable[[], None]) -> int:
     return write_end
 
 
+def run_forked(argv: list[str], connection: Path, info: dict, cwd: Path) -> int:
+    """A kernel forked from the student's sandbox (``autograder.nbgrader_glue.zygote``); returns its exit status."""
+    from autograder.nbgrader_glue import zygote
+
+    parent = int(os.environ.get("JPY_PARENT_PID") or os.getppid())
+    sock, private = zygote.ensure(parent, cwd)
+    links: list[Path] = []
+    copy = private / connection.name
+
+    kernel: list[int] = []  # its host pid, once started: the reaper kills it if this launcher is killed
+
+    def cleanup() -> None:
+        for pid in kernel:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        copy.unlink(missing_ok=True)
+        for link in links:  # jupyter removes them itself unless it was killed first
+            if link.is_symlink():
+                link.unlink()
+
+    try:
+        ip = client_ip(info["ip"])
+        link_sockets(ip, info, private, links)
+        copy.write_text(json.dumps({**info, "ip": f"{INSIDE_SOCKETS}/{ip.name}"}, indent=1))
+        os.chown(copy, NOBODY, NOBODY)
+        os.chmod(copy, 0o600)
+        request = zygote.KernelRequest(sock, f"{INSIDE_SOCKETS}/{connection.name}")
+        kernel.append(request.pid)
+    except BaseException:
+        cleanup()
+        raise
+    start_reaper(cleanup)  # forked after the kernel started: it knows the pid to kill
+
+    def forward(signum: int, _frame) -> None:
+        request.signal(signum)
+
+    signal.signal(signal.SIGINT, forward)  # jupyter interrupts a cell with SIGINT to our process group
+    signal.signal(signal.SIGTERM, forward)
+    _say(f"confined: forked from the student's sandbox (uid {NOBODY}, allowlist of {cwd} and the data folders, "
+         "no network)")
+    return request.wait()
+
+
 def run_confined(argv: list[str]) -> int:
     """Run ipykernel in the sandbox; returns its exit status."""
     connection = connection_path(argv)
@@ -160,6 +205,8 @@ def run_confined(argv: list[str]) -> int:
         _say(f"refusing to start in {cwd}: the kernel's working folder is readable by it, and this one holds the "
              "whole course (solutions, .git); start it in the notebook's own folder")
         return 2
+    if os.environ.get("GRADING_ZYGOTE", "1") != "0":
+        return run_forked(argv, connection, info, cwd)
     limits = limits_from_env()
     cpu_seconds = int(os.environ.get("GRADING_CPU_SECONDS", "1800"))
     private = Path(tempfile.mkdtemp(prefix="grading-kernel-"))

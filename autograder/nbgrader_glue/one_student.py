@@ -75,8 +75,14 @@ def main(argv: list[str]) -> None:
     from nbgrader.apps.autogradeapp import AutogradeApp
     from traitlets.config import Config
 
+    from autograder.nbgrader_glue.setup import grading_problem
+
     app = AutogradeApp.instance()
     app.initialize([])  # nbgrader's own start: logging, then the course's nbgrader_config.py
+    problem = grading_problem(app.config)
+    if problem:  # never run a student's notebooks in a plain kernel
+        app.log.error("refusing to autograde: %s", problem)
+        sys.exit(3)
     coursedir = app.coursedir
     coursedir.assignment_id = spec["assignment"]
     coursedir.student_id = spec["student"]

@@ -51,3 +51,26 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
                                         "autograder.nbgrader_glue.feedback.HideHiddenTestTracebacks",
                                         "nbgrader.preprocessors.ClearHiddenTests",
                                         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
+
+
+def grading_problem(config) -> str | None:
+    """Why nbgrader, with this loaded config, would not run notebooks in the confined grading kernel; None when it
+    would. A course's nbgrader_config.py that fails to load (nbgrader then logs the error and goes on with its
+    defaults) or that never calls configure_grading would run students' code in a plain kernel, as the grader."""
+    if config.Execute.get("kernel_name") != KERNEL_NAME or config.KernelManager.get("transport") != "ipc":
+        return ("the course's nbgrader_config.py did not set the confined grading kernel (it failed to load, or does "
+                "not call autograder.nbgrader_glue.setup.configure_grading)")
+    return None
+
+
+def course_grading_problem(course: Path) -> str | None:
+    """``grading_problem`` for the course folder's own nbgrader_config.py, loaded as nbgrader loads it."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    if not (Path(course) / "nbgrader_config.py").is_file():
+        return f"{Path(course) / 'nbgrader_config.py'} not found"
+    try:
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    except Exception as err:  # what nbgrader would log and skip
+        return f"the course's nbgrader_config.py fails to load ({type(err).__name__}: {err})"
+    return grading_problem(config)

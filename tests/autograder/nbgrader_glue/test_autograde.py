@@ -140,3 +140,26 @@ def test_rerun_autogrades_only_what_changed(tmp_path, monkeypatch):
 def test_one_worker_runs_in_this_process():
     """Does --workers 1 autograde here, one student after another, rather than start a cluster?"""
     assert Cluster(1).serial
+
+
+def test_a_course_config_that_would_run_notebooks_unconfined_is_refused(tmp_path, capsys):
+    """When the course's nbgrader_config.py fails to load (nbgrader would go on with a plain kernel) or never sets the
+    grading kernel, does autograde refuse in one line before any student runs?"""
+    from autograder.__main__ import main
+    from autograder.nbgrader_glue.setup import course_grading_problem
+
+    (tmp_path / "submitted" / "ann" / "a5").mkdir(parents=True)
+    (tmp_path / "source" / "a5").mkdir(parents=True)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "wiki.txt").write_text("x\n")
+    for config in ("from autograder.nbgrader_setup import configure_grading\n",  # the module moved: fails to load
+                   "c = get_config()\nc.CourseDirectory.course_id = 'x'\n"):  # loads, no grading kernel
+        (tmp_path / "nbgrader_config.py").write_text(config)
+        assert course_grading_problem(tmp_path)
+        code = main(["autograde", "a5", "--course", str(tmp_path), "--data-dir", str(data), "--workers", "1"])
+        err = capsys.readouterr().err
+        assert code == 2 and "refusing to autograde" in err and not (tmp_path / "collected").exists(), err
+    (tmp_path / "nbgrader_config.py").write_text(
+        "from autograder.nbgrader_glue.setup import configure_grading\nc = get_config()\nconfigure_grading(c)\n")
+    assert course_grading_problem(tmp_path) is None

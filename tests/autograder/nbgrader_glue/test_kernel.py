@@ -1,4 +1,9 @@
-"""The grading kernel nbgrader runs submissions in: an allowlist sandbox (bwrap), no network, nobody, cgroup limits."""
+"""The grading kernel nbgrader runs submissions in: an allowlist sandbox (bwrap), no network, nobody, cgroup limits.
+
+Every kernel of one student (one nbgrader process, one notebook folder) is forked from that student's
+sandbox (``autograder.nbgrader_glue.zygote``); the sandbox and its cgroup end when its fork server
+has been idle for GRADING_ZYGOTE_IDLE_SECONDS (2 s here), or with nbgrader's process.
+"""
 from __future__ import annotations
 
 import json
@@ -17,6 +22,7 @@ from autograder.confinement import status
 from autograder.nbgrader_glue.setup import KERNEL_NAME, configure_grading
 
 MEMORY_MB = 1500
+IDLE_SECONDS = 2  # the student's sandbox ends this long after its last kernel
 confined = pytest.mark.skipif(status() is not None, reason=f"no confinement here: {status()}")
 pytestmark = pytest.mark.timeout(300)
 
@@ -25,6 +31,7 @@ pytestmark = pytest.mark.timeout(300)
 def grading_config():
     """configure_grading's config, with os.environ restored afterwards."""
     saved = dict(os.environ)
+    os.environ["GRADING_ZYGOTE_IDLE_SECONDS"] = str(IDLE_SECONDS)
     c = Config()
     configure_grading(c, memory_mb=MEMORY_MB)
     yield c
@@ -56,17 +63,22 @@ def _run(kc, code: str, timeout: float = 60) -> tuple[str, str]:
     return reply["content"]["status"], "".join(out)
 
 
-def _kernel_host_pid(connection_name: str) -> int:
-    """Host pid of the sandboxed ipykernel (uid nobody, started with this connection file)."""
+def _kernel_host_pid(kc) -> int:
+    """Host pid of the sandboxed kernel: the process of uid nobody with the kernel's own pid (in its namespace) and
+    start time (the same seen from anywhere), so no other test's sandbox is mistaken for it."""
+    out = _run(kc, "import os; print(os.getpid(), open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19])")[1]
+    inner, started = out.split()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-                if "ipykernel_launcher" in cmdline and connection_name in cmdline and entry.stat().st_uid == 65534:
+                status_text = (entry / "status").read_text()
+                ids = next(line.split()[1:] for line in status_text.splitlines() if line.startswith("NSpid:"))
+                stat_started = (entry / "stat").read_text().rsplit(")", 1)[1].split()[19]
+                if ids[-1] == inner and stat_started == started and entry.stat().st_uid == 65534:
                     return int(entry.name)
-            except OSError:
+            except (OSError, StopIteration):
                 continue
-    raise LookupError(connection_name)
+    raise LookupError(inner)
 
 
 def _cgroup_dirs(pid: int) -> list[Path]:
@@ -85,6 +97,14 @@ def workdir(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("autograded") / "student" / "a5"
     folder.mkdir(parents=True)
     (folder / "notebook.ipynb").write_text("{}")
+    return folder
+
+
+@pytest.fixture
+def another_student(tmp_path) -> Path:
+    """A notebook folder of its own: a sandbox of its own, which no other test's kernel keeps alive."""
+    folder = tmp_path / "autograded" / "another" / "a5"
+    folder.mkdir(parents=True)
     return folder
 
 
@@ -128,10 +148,10 @@ def test_hidden_checks_import_but_solutions_are_absent(kc):
 
 @confined
 def test_other_processes_are_invisible(kc):
-    """Does /proc show only the sandbox's own few processes (bwrap's init and the kernel)?"""
+    """Does /proc show only the student's own sandbox: bwrap's init, its fork server and this kernel?"""
     out = _run(kc, "import os; print(os.getpid(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")[1]
     pid, pids = out.split(maxsplit=1)
-    assert pid == "2" and eval(pids) == [1, 2], out
+    assert set(eval(pids)) <= {1, 2, int(pid)} and int(pid) in eval(pids), out
 
 
 @confined
@@ -154,27 +174,29 @@ def test_working_folder_is_read_only(kc, workdir):
 
 
 @confined
-def test_kernel_cgroup_has_the_limits_and_is_removed_at_shutdown(grading_config, workdir):
-    """Is the kernel in a cgroup with the memory and process limits, and is that cgroup gone after shutdown?"""
-    km, client = _start(grading_config, workdir)
-    folders = _cgroup_dirs(_kernel_host_pid(Path(km.connection_file).name))
+def test_kernel_cgroup_has_the_limits_and_is_removed_at_shutdown(grading_config, another_student):
+    """Is the kernel in a cgroup with the memory and process limits, and is that cgroup gone once the student's
+    kernels are done?"""
+    km, client = _start(grading_config, another_student)
+    folders = _cgroup_dirs(_kernel_host_pid(client))
     values = {f.parents[1].name: f for f in folders}
     assert int((values["memory"] / "memory.limit_in_bytes").read_text()) == MEMORY_MB * 2 ** 20
     assert (values["pids"] / "pids.max").read_text().strip() == "64"
     client.stop_channels()
     km.shutdown_kernel()
-    _wait_gone(folders)
+    _wait_gone(folders, IDLE_SECONDS + 20)
 
 
 @confined
-def test_killed_kernel_leaves_no_cgroup_or_processes(grading_config, workdir):
+def test_killed_kernel_leaves_no_cgroup_or_processes(grading_config, another_student):
     """When jupyter kills the kernel outright (SIGKILL), do its processes and cgroup still go away?"""
-    km, client = _start(grading_config, workdir)
-    pid = _kernel_host_pid(Path(km.connection_file).name)
+    km, client = _start(grading_config, another_student)
+    pid = _kernel_host_pid(client)
     folders = _cgroup_dirs(pid)
     client.stop_channels()
     km.shutdown_kernel(now=True)
-    _wait_gone([*folders, Path(f"/proc/{pid}")])
+    _wait_gone([Path(f"/proc/{pid}")])  # the kernel at once
+    _wait_gone(folders, IDLE_SECONDS + 20)  # its sandbox once idle
 
 
 def _wait_gone(paths: list[Path], seconds: float = 10) -> None:
@@ -261,3 +283,23 @@ def test_configure_grading_uses_ipc_and_ignores_hidden_paths(monkeypatch):
     with pytest.warns(DeprecationWarning):
         configure_grading(c, hidden_paths=["/somewhere"])
     assert c.KernelManager.transport == "ipc" and c.Execute.kernel_name == KERNEL_NAME
+
+
+@confined
+def test_a_notebook_that_kills_its_sandboxs_server_harms_nothing(grading_config, another_student):
+    """When notebook code kills the fork server it came from (it shares its uid), does that kernel keep running and
+    the student's next kernel still start?"""
+    km, client = _start(grading_config, another_student)
+    try:
+        out = _run(client, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('still here')")[1]
+        assert "still here" in out
+        assert _run(client, "print(6 * 7)")[1].strip() == "42"
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)
+    km, client = _start(grading_config, another_student)  # the next notebook of the same student
+    try:
+        assert _run(client, "print('next')")[1].strip() == "next"
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)

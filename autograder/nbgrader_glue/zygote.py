@@ -1,0 +1,227 @@
+"""One sandbox per student, a fresh kernel per notebook forked from it: nbgrader's kernels without the start-up cost.
+
+nbgrader starts a kernel per notebook; in the confined grading kernel each start used to pay
+for a new sandbox, a new Python, ipykernel and, in the notebook's first cell, torch (about
+2.5 s a notebook). Here the first kernel launcher of a student (``autograder.nbgrader_glue.kernel``)
+starts a *supervisor*: a root process outside the sandbox that makes the student's cgroup
+and the sandbox (the same allowlist, limits and uid as before) and runs the fork server
+(``zygote_server``) in it, which preloads the heavy modules once. Every launcher of that
+student then asks the supervisor's socket for a kernel; each kernel is a process forked from
+the server, so no notebook shares a namespace with another, only the preloaded imports. The
+server is the sandbox's init (pid 1), which no process inside can kill, and which reaps them.
+The launcher follows its kernel by the kernel's own process (found in the student's cgroup);
+should the server die all the same, the supervisor starts a new one for the next notebook.
+
+The supervisor's listening socket lives in a folder only root can reach (``ROOT``): the
+sandbox inherits the listening descriptor and cannot replace the socket. A student is the
+pair (nbgrader's process, the notebook folder): the supervisor ends, killing its cgroup,
+when that nbgrader process ends, when the server has been idle for ``IDLE_SECONDS``, or
+when the server dies.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path("/run/course-grading-zygotes")  # root only: one folder per student's supervisor
+# a server with no kernel for this long ends (nbgrader starts the next notebook at once); tests set it shorter
+IDLE_SECONDS = float(os.environ.get("GRADING_ZYGOTE_IDLE_SECONDS", "30"))
+READY_SECONDS = 120  # how long a launcher waits for a new server's imports
+MAX_SERVERS = 20  # servers a student's notebooks may kill before the supervisor gives up
+SERVER_FILES = ("__init__.py", "nbgrader_glue/__init__.py", "nbgrader_glue/zygote_server.py")  # mounted with it
+
+
+def student_folder(parent_pid: int, cwd: Path) -> Path:
+    """The supervisor's folder of this nbgrader process and notebook folder."""
+    key = hashlib.sha256(f"{parent_pid}\0{cwd}".encode()).hexdigest()[:24]
+    return ROOT / key
+
+
+def _connectable(path: Path) -> bool:
+    if not path.is_socket():
+        return False
+    probe = socket.socket(socket.AF_UNIX)
+    try:
+        probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+def ensure(parent_pid: int, cwd: Path) -> tuple[Path, Path]:
+    """(the supervisor's socket, the sandbox's private folder) for this student, starting the supervisor if none
+    serves yet; raises RuntimeError when it cannot start."""
+    ROOT.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(ROOT, 0o700)
+    folder = student_folder(parent_pid, cwd)
+    with open(f"{folder}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one supervisor per student, whichever launcher comes first
+        sock = folder / "zygote.sock"
+        if not _connectable(sock):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(mode=0o700)
+            log = open(folder / "supervisor.log", "wb")
+            process = subprocess.Popen([sys.executable, "-m", "autograder.nbgrader_glue.zygote", str(parent_pid),
+                                        str(cwd), str(folder)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                       start_new_session=True, cwd="/")
+            deadline = time.monotonic() + READY_SECONDS
+            while not (folder / "ready").exists():
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the student's sandbox did not start ({(folder / 'supervisor.log').read_text()[-500:]})")
+                time.sleep(0.05)
+    return sock, folder / "private"
+
+
+def host_pid(folder: Path, inner_pid: int) -> int | None:
+    """The host pid of the student's process that is ``inner_pid`` in its sandbox (found in the student's cgroups,
+    whose folders the supervisor wrote down), or None."""
+    try:
+        cgroups = [Path(line) for line in (folder / "cgroups").read_text().splitlines() if line]
+    except OSError:
+        return None
+    for cgroup in cgroups:
+        try:
+            pids = [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
+        except OSError:
+            continue
+        for pid in pids:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            ids = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
+            if len(ids) >= 2 and ids[-1] == str(inner_pid):
+                return pid
+    return None
+
+
+class KernelRequest:
+    """A kernel started by the student's server, then followed by its own process: signals go to it, its end is
+    the launcher's end, whatever becomes of the server."""
+
+    def __init__(self, sock: Path, connection_file: str):
+        self.conn = socket.socket(socket.AF_UNIX)
+        self.conn.connect(str(sock))
+        self.buffer = b""
+        self.send({"start": connection_file})
+        answer = self.receive()
+        inner = answer.get("pid") if isinstance(answer, dict) else None
+        self.pid = host_pid(sock.parent, inner) if isinstance(inner, int) else None
+        if self.pid is None:
+            raise RuntimeError("the student's sandbox did not start a kernel")
+        self.pidfd = os.pidfd_open(self.pid)
+
+    def send(self, message: dict) -> None:
+        self.conn.sendall(json.dumps(message).encode() + b"\n")
+
+    def receive(self) -> dict | None:
+        while b"\n" not in self.buffer:
+            try:
+                data = self.conn.recv(4096)
+            except InterruptedError:
+                continue
+            if not data:
+                return None
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+
+    def signal(self, signum: int) -> None:
+        try:
+            os.kill(self.pid, signum)  # only ever a process of the student's own cgroup
+        except ProcessLookupError:
+            pass
+
+    def wait(self) -> int:
+        """Until the kernel ends: its exit status when its server reports it, else 0 (it is not our child)."""
+        while True:
+            try:
+                ready, _, _ = select.select([self.pidfd, self.conn], [], [])
+            except InterruptedError:
+                continue
+            if self.conn in ready:
+                answer = self.receive()
+                if answer is None:  # the server went away: the kernel may still run, follow it alone
+                    select.select([self.pidfd], [], [])
+                    return 0
+                if isinstance(answer.get("exit"), int):
+                    return answer["exit"]
+            if self.pidfd in ready:
+                return 0
+
+
+# --- the supervisor ----------------------------------------------------------------------------------
+
+
+def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
+    """Make the student's cgroup and sandbox, run the fork server in it, and end it all with nbgrader."""
+    from autograder.confinement import NOBODY, REPO, Cgroup, bwrap_argv
+    from autograder.confinement.isolation import limit_resources
+    from autograder.nbgrader_glue.kernel import INSIDE_SOCKETS, PASSED_ENV, kernel_mounts, limits_from_env
+
+    try:
+        parent = os.pidfd_open(parent_pid)
+    except ProcessLookupError:
+        return
+    private = folder / "private"
+    private.mkdir(mode=0o700)
+    os.chown(private, NOBODY, NOBODY)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(folder / "zygote.sock"))
+    listener.listen(16)
+    limits = limits_from_env()
+    cgroup = Cgroup(limits)
+    mounts = kernel_mounts(cwd, private)
+    for name in SERVER_FILES:
+        path = REPO / "autograder" / name
+        mounts.read_only[str(path)] = str(path)
+    env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
+    command = bwrap_argv([sys.executable, "-m", "autograder.nbgrader_glue.zygote_server", str(listener.fileno()),
+                          str(IDLE_SECONDS)], mounts, limits, chdir=str(cwd), env=env, as_pid_1=True)
+    # the listening socket stays open here too: a server killed by a notebook is replaced on the same socket
+    cpu_seconds = int(os.environ.get("GRADING_CPU_SECONDS", "1800"))
+
+    def enter() -> None:  # in the child before exec: the sandbox, the server and every kernel in the cgroup
+        import resource
+
+        cgroup.enter()
+        limit_resources(limits.memory_mb, cpu_seconds)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
+
+    (folder / "cgroups").write_text("".join(f"{f}\n" for f in cgroup.folders))
+    servers = []
+    try:
+        for _ in range(MAX_SERVERS):
+            server = subprocess.Popen(command, preexec_fn=enter, pass_fds=(listener.fileno(),), start_new_session=True)
+            servers.append(server)
+            (folder / "ready").write_text(str(INSIDE_SOCKETS))
+            server_fd = os.pidfd_open(server.pid)
+            ready, _, _ = select.select([parent, server_fd], [], [])  # nbgrader's process ended, or the server
+            if parent in ready or server.wait() == 0:  # nbgrader is done, or the server idled out
+                break
+            # the server was killed (a notebook may: it shares the server's uid): a new one for the next notebook
+    finally:
+        listener.close()
+        cgroup.kill()
+        for server in servers:
+            server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+        Path(f"{folder}.lock").unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    supervise(int(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))

@@ -1,0 +1,171 @@
+"""The fork server inside one student's grading sandbox: the kernel's heavy imports once, a fresh kernel per notebook.
+
+    python -m autograder.nbgrader_glue.zygote_server LISTEN_FD IDLE_SECONDS
+
+Started by ``autograder.nbgrader_glue.zygote`` (outside, as root) in the sandbox every kernel of
+one student runs in. It imports ipykernel, torch, numpy, matplotlib and course_lib once, then
+accepts requests on the listening socket it inherits (created outside the sandbox, in a folder
+only root can reach). Each request is one JSON line: ``{"start": CONNECTION_FILE}`` forks a
+kernel (a process of its own: a namespace no other notebook touched, only the imports shared)
+and answers ``{"pid": N}``; ``{"signal": S}`` passes an interrupt on to it; when the kernel
+ends the answer is ``{"exit": STATUS}``; when the requester's connection closes first the
+kernel is killed. With no kernel and no request for IDLE_SECONDS it exits. Imports only the
+standard library here (this file is mounted into the sandbox by itself).
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+import time
+
+PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy", "torch", "torch.nn", "matplotlib",
+           "nbformat", "course_lib", "course_lib.model", "course_lib.trainer", "course_lib.checks",
+           "course_lib.twin_checks", "course_lib.notebook_env", "course_lib.plots", "tqdm.auto")
+
+
+def preload() -> None:
+    """Import what every notebook's first cells import, so each kernel starts with it done."""
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception as err:  # a kernel would meet the same error itself; the server goes on
+            print(f"zygote: could not preload {name}: {type(err).__name__}", file=sys.stderr, flush=True)
+
+
+def run_kernel(connection_file: str) -> None:
+    """In the forked child: become an ipykernel on ``connection_file``, then end."""
+    signal.set_wakeup_fd(-1)  # the server's; the kernel's own event loop sets what it needs
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    code = 0
+    try:
+        from ipykernel import kernelapp
+
+        sys.argv = ["ipykernel_launcher", "-f", connection_file]
+        kernelapp.launch_new_instance(argv=["-f", connection_file])
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 0
+    except BaseException:  # noqa: BLE001 (the kernel's own failure: its status says so)
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+class Server:
+    """Requests on the inherited listening socket; one kernel per connection."""
+
+    def __init__(self, listener: socket.socket, idle_seconds: float):
+        self.listener, self.idle_seconds = listener, idle_seconds
+        self.selector = selectors.DefaultSelector()
+        self.kernels: dict[socket.socket, int] = {}  # connection -> its kernel's pid
+        self.buffers: dict[socket.socket, bytes] = {}
+        self.last_activity = time.monotonic()
+        self.wakeup_read, self.wakeup_write = os.pipe()
+        os.set_blocking(self.wakeup_write, False)
+        signal.set_wakeup_fd(self.wakeup_write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes the selector through the wakeup fd
+        self.selector.register(listener, selectors.EVENT_READ, "accept")
+        self.selector.register(self.wakeup_read, selectors.EVENT_READ, "wakeup")
+
+    def send(self, conn: socket.socket, message: dict) -> None:
+        try:
+            conn.sendall(json.dumps(message).encode() + b"\n")
+        except OSError:
+            pass
+
+    def close(self, conn: socket.socket) -> None:
+        pid = self.kernels.pop(conn, None)
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)  # its requester is gone: nobody may use it any more
+            except ProcessLookupError:
+                pass
+        self.buffers.pop(conn, None)
+        self.selector.unregister(conn)
+        conn.close()
+
+    def request(self, conn: socket.socket, message: dict) -> None:
+        if isinstance(message.get("start"), str) and conn not in self.kernels:
+            pid = os.fork()
+            if pid == 0:
+                self.listener.close()
+                for other in list(self.kernels) + list(self.buffers):
+                    other.close()
+                run_kernel(message["start"])
+            self.kernels[conn] = pid
+            self.send(conn, {"pid": pid})
+        elif isinstance(message.get("signal"), int) and conn in self.kernels:
+            try:
+                os.kill(self.kernels[conn], message["signal"])
+            except ProcessLookupError:
+                pass
+
+    def read(self, conn: socket.socket) -> None:
+        try:
+            data = conn.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            self.close(conn)
+            return
+        self.buffers[conn] = self.buffers.get(conn, b"") + data
+        while b"\n" in self.buffers.get(conn, b""):
+            line, self.buffers[conn] = self.buffers[conn].split(b"\n", 1)
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict):
+                self.request(conn, message)
+
+    def reap(self) -> None:
+        """Answer the requester of every kernel that has ended."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            for conn, kernel in list(self.kernels.items()):
+                if kernel == pid:
+                    del self.kernels[conn]
+                    self.send(conn, {"exit": os.waitstatus_to_exitcode(status)})
+
+    def serve(self) -> None:
+        while self.kernels or time.monotonic() - self.last_activity < self.idle_seconds:
+            for key, _ in self.selector.select(timeout=1.0):
+                self.last_activity = time.monotonic()
+                if key.data == "accept":
+                    conn, _ = self.listener.accept()
+                    self.buffers[conn] = b""
+                    self.selector.register(conn, selectors.EVENT_READ, "conn")
+                elif key.data == "wakeup":
+                    os.read(self.wakeup_read, 4096)
+                    self.reap()
+                else:
+                    self.read(key.fileobj)
+            self.reap()
+            if self.kernels:
+                self.last_activity = time.monotonic()
+
+
+def main(argv: list[str]) -> None:
+    """Serve until idle (exit status 0: the supervisor then ends the student's sandbox)."""
+    listen_fd, idle_seconds = int(argv[0]), float(argv[1])
+    listener = socket.socket(fileno=listen_fd)
+    preload()
+    print(f"zygote: ready ({len(PRELOAD)} modules preloaded)", file=sys.stderr, flush=True)
+    Server(listener, idle_seconds).serve()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
