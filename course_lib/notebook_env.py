@@ -9,6 +9,9 @@ One place for every notebook, so a test or a grader switches all of them at once
                    so that the notebooks' folder is the whole hand-in)
 While nbgrader validates or autogrades (NBGRADER_EXECUTION is set) training cells
 load saved run outputs instead of retraining, and widgets do nothing.
+
+Imported in a Jupyter kernel, it also makes an answer not written yet (the release's
+``raise NotImplementedError()``) show as one line instead of a traceback (``course_lib.not_written``).
 """
 from __future__ import annotations
 
@@ -16,8 +19,9 @@ import json
 import os
 from pathlib import Path
 
-from . import layout
-from .runs import RunResult, run
+from . import layout, not_written
+from .contract import PARTS
+from .runs import RunError, RunResult, run
 from .world import write_world
 
 PRESET = os.environ.get("COURSE_PRESET", layout.DEFAULT_PRESET)
@@ -25,6 +29,8 @@ DATA_DIR = Path(os.environ.get("COURSE_DATA_DIR", layout.DEFAULT_DATA_DIR))
 OUT_DIR = Path(os.environ.get("COURSE_OUT_DIR", "outputs")).absolute()  # a kernel runs in its notebook's folder
 SEED = int(os.environ.get("COURSE_SEED", "0"))
 GRADING = bool(os.environ.get("NBGRADER_EXECUTION"))
+
+not_written.install()
 
 
 def ensure_data() -> Path:
@@ -37,7 +43,11 @@ def ensure_data() -> Path:
 
 
 def run_or_load(name: str, parts) -> RunResult | None:
-    """Carry out a named run, or while grading, read the result it saved earlier (None if absent)."""
+    """Carry out a named run, or while grading, read the result it saved earlier (None if absent).
+
+    A run that cannot start (a part not written yet, a run before it not done) prints one line saying why and
+    returns None, so the cells after it still run.
+    """
     if GRADING:
         log = OUT_DIR / f"{name}.json"
         if not log.is_file():
@@ -51,7 +61,26 @@ def run_or_load(name: str, parts) -> RunResult | None:
         except (ValueError, TypeError) as err:
             print(f"{name}: the saved run output {log} is unreadable ({err}); skipped while grading")
             return None
-    return run(name, parts, preset=PRESET, data_dir=ensure_data(), out_dir=OUT_DIR, seed=SEED)
+    try:
+        return run(name, parts, preset=PRESET, data_dir=ensure_data(), out_dir=OUT_DIR, seed=SEED)
+    except NotImplementedError as err:
+        what = not_written.unwritten(err)
+        if what is None:
+            raise  # not the release's stub: a real error, shown with its traceback
+        part = PARTS.get(what.split(".")[0])
+        print(f"{name}: skipped, {what} is not written yet" + (f" ({part.notebook})" if part else ""))
+    except RunError as err:
+        print(f"{name}: skipped, {err}")
+    return None
+
+
+def written(answer):
+    """``answer`` itself, or NotImplementedError while it is still None (its cell's placeholder, not written yet).
+
+    For the cells that use an answer: inside ``needs(...)`` the error becomes its one-line reminder."""
+    if answer is None:
+        raise NotImplementedError
+    return answer
 
 
 def stored_and_answered(variant: str, parts) -> tuple[float, float] | None:

@@ -23,6 +23,10 @@ class Preset:
     finetune_without_pretrain: dict[str, Any] = field(default_factory=dict)  # ... for finetuning from scratch
     finetune_with_pretrain: dict[str, Any] = field(default_factory=dict)  # ... for finetuning a pretrained model
     eval_batch_size: int = 256  # questions decoded together
+    # seconds one training step takes on a 2-core laptop CPU, by stage ("pretrain", "finetune"), measured with
+    # benchmarks/step_rate.py: the runs multiply it by their steps for the estimate they print before training
+    # (course_lib.runs.plan_lines); a stage without one gets no time estimate
+    seconds_per_step: dict[str, float] = field(default_factory=dict)
 
 
 # cpu: sized for a 2-core laptop and the synthetic world. A small model without
@@ -51,12 +55,14 @@ CPU = Preset(
     pretrain=dict(_CPU_COMMON, max_epochs=300, learning_rate=2e-3, warmup_tokens=20_000),
     finetune_without_pretrain=dict(_CPU_COMMON, max_epochs=20, learning_rate=6e-4, warmup_tokens=2_000),
     finetune_with_pretrain=dict(_CPU_COMMON, max_epochs=12, learning_rate=2e-4, warmup_tokens=2_000),
+    seconds_per_step=dict(pretrain=0.025, finetune=0.014),
 )
 # the same recipe with fewer epochs: the original corpus is ~6x the default world
 CPU_ORIGINAL = dataclasses.replace(
     CPU, name="cpu-original",
     description="the cpu recipe with epochs sized for the original 2,938-document corpus (~30 min on 2 cores)",
     pretrain=dict(CPU.pretrain, max_epochs=150),
+    seconds_per_step=dict(pretrain=0.035, finetune=0.017),  # longer documents: fuller batches
 )
 
 PRESETS: dict[str, Preset] = {
@@ -81,6 +87,7 @@ PRESETS: dict[str, Preset] = {
             pretrain=_CPU_HANDOUT,
             finetune_without_pretrain=_CPU_HANDOUT,
             finetune_with_pretrain=_CPU_HANDOUT,
+            seconds_per_step=dict(pretrain=1.1, finetune=0.95),
         ),
         CPU,
         CPU_ORIGINAL,

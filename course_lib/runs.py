@@ -77,6 +77,78 @@ REQUIRED = {
 }
 
 
+# the TrainerConfig fields the glue sets and the grader checks (course_lib.checks): when a preset replaces one for a
+# run, the run says so before it starts
+GLUE_FIELDS = ("max_epochs", "batch_size", "learning_rate", "lr_decay", "warmup_tokens", "final_tokens", "num_workers")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a training run is about to do: how many steps, about how long, and which glue values the preset replaced."""
+
+    name: str  # the run's name
+    preset: Preset  # the preset it trains with
+    glue: str  # the glue function whose config it trains with ("pretrain" or "finetune")
+    epochs: int  # passes over the training set
+    batches: int  # steps per epoch
+    steps: int  # steps in all (max_steps may stop it before the last epoch ends)
+    seconds: float | None  # about how long on a 2-core laptop CPU (None: the preset has no measured rate)
+    replaced: tuple[tuple[str, object, object], ...]  # (field, what the glue returned, what the run uses)
+
+
+def plan_of(name: str, returned, config: TrainerConfig, n_examples: int, preset: Preset) -> Plan:
+    """The plan of run ``name`` whose glue returned ``returned`` and which trains with ``config`` (the preset's
+    overrides applied) on ``n_examples`` examples."""
+    glue = RUNS[name].function
+    batches = math.ceil(n_examples / config.batch_size)
+    steps = batches * config.max_epochs
+    if config.max_steps is not None:
+        steps = min(steps, config.max_steps)
+    rate = preset.seconds_per_step.get(glue)
+    replaced = tuple((f, getattr(returned, f, None), getattr(config, f)) for f in GLUE_FIELDS
+                     if getattr(returned, f, None) != getattr(config, f))
+    return Plan(name, preset, glue, config.max_epochs, batches, steps, None if rate is None else steps * rate, replaced)
+
+
+def _value(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return repr(value)[:40]
+
+
+def duration(seconds: float) -> str:
+    """A rough duration for an estimate: "under a minute", "about 6 min", "about 2.5 hours"."""
+    if seconds < 60:
+        return "under a minute"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60)} min"
+    return f"about {seconds / 3600:.1f} hours"
+
+
+def plan_lines(plan: Plan, device: str = "cpu") -> list[str]:
+    """What a run prints before it trains: its steps and time, and which of the glue's values the preset replaced.
+
+    ``device`` is the type of device the run trains on: the time is for a CPU, and says so on a GPU."""
+    if plan.steps < plan.epochs * plan.batches:
+        shape = f"the {plan.preset.name} preset stops it there"
+    else:
+        shape = f"{plan.epochs} epoch{'s' * (plan.epochs != 1)} of {plan.batches} batch{'es' * (plan.batches != 1)}"
+    when = "" if plan.seconds is None else f", {duration(plan.seconds)} on a 2-core laptop CPU"
+    if when and device != "cpu":
+        when += f" (this run trains on {device}: less)"
+    lines = [f"{plan.name}: {plan.steps:,} training steps ({shape}){when}"]
+    if plan.replaced:
+        changes = ", ".join(f"{f} {_value(mine)} -> {_value(used)}" for f, mine, used in plan.replaced)
+        lines += [f"  for this run the {plan.preset.name} preset replaces what your {plan.glue} returned: {changes}",
+                  f"  (why: the {plan.preset.name} preset is {plan.preset.description}. Your {plan.glue} is graded on "
+                  f"what it returns, so keep the handout's values in it)"]
+    return lines
+
+
 class RunError(RuntimeError):
     """A run cannot start: unknown name, missing part in the notebooks, or missing input."""
 
@@ -188,8 +260,11 @@ def _train(spec: RunSpec, parts: StudentParts, model: nn.Module, dataset, preset
             raise RunError(f"{reads} not found: run the matching *_pretrain run first")
         trainer = parts.finetune(reads, str(data_dir / TRAIN), dataset, preset.block_size, model)
         overrides = preset.finetune_with_pretrain if reads else preset.finetune_without_pretrain
-    trainer.config = apply_overrides(trainer.config, {**settings, **overrides}, len(trainer.train_dataset),
-                                     preset.block_size)
+    returned = trainer.config
+    trainer.config = apply_overrides(returned, {**settings, **overrides}, len(trainer.train_dataset), preset.block_size)
+    plan = plan_of(result.name, returned, trainer.config, len(trainer.train_dataset), preset)
+    for line in plan_lines(plan, pick_device(trainer.config.device).type):
+        print(line, flush=True)
     writes = out_dir / spec.writes
     writes.unlink(missing_ok=True)  # so a stale file cannot pass for this run's
     parts.train(model, str(writes), trainer)

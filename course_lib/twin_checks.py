@@ -49,10 +49,42 @@ class _Problem(Exception):
     """One message ends the check early (later checks would only repeat it)."""
 
 
+# An answer still None (the placeholder its cell sets, `q_copy = None`, until it is written) or a function that
+# still raises NotImplementedError is "not written yet", in the notebook and at grading alike
+NOT_WRITTEN = "is not written yet"
+
+
+class NotWritten(RuntimeError):
+    """``call_all``'s result for a call of a function that still raises NotImplementedError."""
+
+    def __init__(self) -> None:
+        super().__init__(NOT_WRITTEN)
+
+
+def _not_written(*named: tuple[str, object]) -> list[str]:
+    """A message for each (name, value) whose value is still None."""
+    return [f"{name} {NOT_WRITTEN}" for name, value in named if value is None]
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def assert_passes(problems: Sequence[str]) -> None:
-    """For the notebooks' test cells: fail with every message, or pass silently."""
-    if problems:
-        raise CheckFailed("\n".join(f"- {p}" for p in problems))
+    """For the notebooks' test cells: fail with every message, or pass silently.
+
+    What is not written yet comes first, in one line ("M and q_avg are not written yet: ..."), then the
+    other messages, one line each."""
+    if not problems:
+        return
+    suffix = f" {NOT_WRITTEN}"
+    unwritten = list(dict.fromkeys(p.removesuffix(suffix) for p in problems if p.endswith(suffix)))
+    lines = [f"- {p}" for p in problems if not p.endswith(suffix)]
+    if unwritten:
+        one = len(unwritten) == 1
+        lines.insert(0, f"{_and(unwritten)} {'is' if one else 'are'} not written yet: write {'it' if one else 'them'} "
+                        "in the cell above and run it")
+    raise CheckFailed("\n".join(lines))
 
 
 def _shape(t) -> str:
@@ -61,6 +93,8 @@ def _shape(t) -> str:
 
 def _tensor(value, name: str, shape: tuple[int, ...] | None = None, *, allow_bool: bool = False) -> torch.Tensor:
     """``value`` as a float64 tensor of ``shape``, or a _Problem saying what it is instead."""
+    if value is None:
+        raise _Problem(f"{name} {NOT_WRITTEN}")
     if not isinstance(value, torch.Tensor):
         # the type only: a reason never echoes what a submission sent back
         raise _Problem(f"{name} should be a torch tensor; found {type(value).__name__}")
@@ -87,13 +121,16 @@ def _run(check: Callable[[], list[str]]) -> list[str]:
 
 
 def call_all(fn, calls: Sequence[Sequence]) -> list:
-    """Call ``fn(*args)`` for every call; an exception becomes a ``RuntimeError`` the checks report."""
+    """Call ``fn(*args)`` for every call; an exception becomes a ``RuntimeError`` the checks report (``NotWritten``
+    for NotImplementedError)."""
     if not callable(fn):
         return [RuntimeError(f"should be a function; found {type(fn).__name__}")] * len(calls)
     results = []
     for args in calls:
         try:
             results.append(fn(*args))
+        except NotImplementedError:
+            results.append(NotWritten())
         except Exception as err:  # the student's code: report it, do not crash the check
             results.append(RuntimeError(f"raised {type(err).__name__}: {err}"))
     return results
@@ -214,6 +251,9 @@ def problems_07_d(q_1, q_2, means: torch.Tensor, values: torch.Tensor, a: int, b
     """
     def check():
         d = means.size(1)
+        missing = _not_written(("q_1", q_1), ("q_2", q_2))
+        if missing:
+            return missing
         q1, q2 = _tensor(q_1, "q_1", (d,)), _tensor(q_2, "q_2", (d,))
         target = 0.5 * (values[a] + values[b])
         for eps in (1.0, *stretches):
@@ -248,6 +288,9 @@ def problems_07_e(c2_plain, K, Q, V, X: torch.Tensor, u_b: torch.Tensor, u_c: to
         return []
 
     def check_kqv():
+        missing = _not_written(("K", K), ("Q", Q), ("V", V))
+        if missing:
+            return missing
         k, q, v = (_tensor(m, name, (d, d)) for m, name in ((K, "K"), (Q, "Q"), (V, "V")))
         C = self_attention(X, k, q, v)
         wants = (("c_1", C[0], u_b - u_c, "u_b - u_c"), ("c_2", C[1], u_b, "u_b"))
@@ -310,6 +353,9 @@ def problems_08_a(P, outputs: Sequence, calls: Sequence, params: Sequence[torch.
     if len(outputs) != len(calls):
         return problems + [f"permuted_output gave {len(outputs)} results for {len(calls)} calls"]
     for (P_i, X_i), out in zip(calls, outputs):
+        if isinstance(out, NotWritten):
+            problems.append(f"permuted_output {NOT_WRITTEN}")
+            break
         if isinstance(out, Exception):
             problems.append(f"permuted_output(P, X) {out}")
             break
@@ -345,6 +391,8 @@ def phi_call_problems(calls: Sequence[Sequence[int]], outputs: Sequence, judge: 
         return [f"position_embeddings gave {len(outputs)} results for {len(calls)} calls"]
     for (T, d), out in zip(calls, outputs):
         what = f"position_embeddings({T}, {d})"
+        if isinstance(out, NotWritten):
+            return [f"position_embeddings {NOT_WRITTEN}"]
         if isinstance(out, Exception):
             return [f"{what} {out}"]
         try:

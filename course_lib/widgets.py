@@ -61,6 +61,8 @@ def plot_head_comparison(means, a, b, single, heads, stretch: float, scale: floa
 
 
 def _vector(value, name: str, d: int) -> torch.Tensor:
+    if value is None:  # its cell's placeholder: not written yet (notebook_env.needs turns this into a reminder)
+        raise NotImplementedError
     if not isinstance(value, torch.Tensor) or tuple(value.shape) != (d,) or value.is_complex():
         shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
         raise ValueError(f"{name} should be a vector of length {d} (found {shape})")

@@ -1,6 +1,7 @@
 """The notebook series: executes top to bottom, and its nbgrader metadata is sound."""
 from __future__ import annotations
 
+import re
 import shutil
 
 import nbformat
@@ -45,6 +46,60 @@ def test_original_points_carried_over():
     assert points["02-glue-config"] == 4 and points["04-pretrain-config"] == 7 and points["05-synthesizer-equivalence"] == 5 and points["03-span-public"] + points["03-span-hidden"] == 20
 
 
+def test_answer_and_test_cells_let_run_all_go_on():
+    """Does every answer code cell and graded test cell carry raises-exception, so that JupyterLab's Run All goes
+    on past an answer not written yet or a failing check (and reaches the cells that explore the answers)?"""
+    for name in NOTEBOOKS:
+        for cell in nbformat.read(SOLUTIONS / name, as_version=4).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and (meta.get("solution") or meta.get("grade")):
+                assert "raises-exception" in cell.metadata.get("tags", []), f"{name}: {meta['grade_id']}"
+            elif cell.cell_type == "code":  # a given cell that fails should stop Run All: it is a real error
+                assert "raises-exception" not in cell.metadata.get("tags", []), f"{name}: {meta.get('grade_id')}"
+
+
+def _training_runs(cell) -> list[str]:
+    """The training runs (not evaluations) a cell's run_or_load calls name."""
+    from course_lib.runs import RUNS
+
+    names = re.findall(r'"(\w+)"', cell.source) if "run_or_load" in cell.source else []
+    return [n for n in names if n in RUNS and RUNS[n].function != "evaluate"]
+
+
+def test_training_cells_say_their_steps_and_time_first(world_dir):
+    """Does the markdown before each training cell state each run's steps and time with the default preset
+    (as the runs compute them for the handout's glue on the default world), so they cannot go stale?"""
+    from course_lib.checks import HANDOUT, PRETRAIN_HANDOUT
+    from course_lib.data_files import read_text
+    from course_lib.datasets import CharCorruptionDatasetBase, NameDataset
+    from course_lib.layout import DEFAULT_PRESET, TRAIN
+    from course_lib.presets import get_preset
+    from course_lib.runs import RUNS, apply_overrides, duration, plan_of
+    from course_lib.trainer import TrainerConfig
+
+    preset = get_preset(DEFAULT_PRESET)
+    corpus = CharCorruptionDatasetBase(read_text(world_dir / "wiki.txt"), preset.block_size)
+    sizes = {"pretrain": len(corpus), "finetune": len(NameDataset(corpus, read_text(world_dir / TRAIN)))}
+    checked = []
+    for name in NOTEBOOKS:
+        cells = nbformat.read(SOLUTIONS / name, as_version=4).cells
+        for i, cell in enumerate(cells):
+            for run in _training_runs(cell):
+                spec = RUNS[run]
+                glue = dict(PRETRAIN_HANDOUT if spec.function == "pretrain" else HANDOUT,
+                            max_epochs=650 if spec.function == "pretrain" else 10 if spec.reads else 75)
+                returned = TrainerConfig(**glue, final_tokens=200 * sizes["pretrain"] * preset.block_size)
+                overrides = {"pretrain": preset.pretrain}.get(spec.function) or (
+                    preset.finetune_with_pretrain if spec.reads else preset.finetune_without_pretrain)
+                n = sizes[spec.function]
+                plan = plan_of(run, returned, apply_overrides(returned, overrides, n, preset.block_size), n, preset)
+                said = " ".join(cells[i - 1].source.split())
+                assert cells[i - 1].cell_type == "markdown", f"{name} cell {i}: no markdown before it"
+                assert f"{plan.steps:,} training steps" in said and duration(plan.seconds) in said, (name, run, said)
+                checked.append(run)
+    assert {"vanilla_pretrain", "vanilla_finetune_without_pretrain", "synthesizer_pretrain"} <= set(checked)
+
+
 @pytest.fixture(scope="module")
 def series(tmp_path_factory, world_dir):
     """A folder holding a copy of every solution notebook, and the smoke preset's environment for its kernels."""
@@ -64,7 +119,10 @@ def series(tmp_path_factory, world_dir):
 def test_solution_notebook_executes_top_to_bottom(series, name):
     """Does this solution notebook run start to finish in the smoke preset?"""
     nb = nbformat.read(series / name, as_version=4)
-    client = NotebookClient(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(series)}})
+    # force_raise_errors: the answer and test cells carry raises-exception (so Run All goes past an answer not
+    # written yet); here, in the solutions, any error at all must fail
+    client = NotebookClient(nb, timeout=240, kernel_name="python3", force_raise_errors=True,
+                            resources={"metadata": {"path": str(series)}})
     client.execute()
 
 

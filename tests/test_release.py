@@ -35,7 +35,7 @@ def fresh_release(tmp_path_factory):
 
 def _cells(path):
     nb = nbformat.read(path, as_version=4)
-    return [(c.cell_type, c.source, c.metadata.get("nbgrader", {})) for c in nb.cells]
+    return [(c.cell_type, c.source, c.metadata.get("nbgrader", {}), c.metadata.get("tags", [])) for c in nb.cells]
 
 
 def test_committed_release_is_up_to_date(fresh_release):
@@ -114,3 +114,27 @@ def test_blank_release_fails_only_in_graded_tests(name, tmp_path, monkeypatch, w
     assert not others, others
     if graded:
         assert failed, "the blank release passes its tests: they cannot fail"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RELEASE.glob("*.ipynb")))
+def test_run_all_on_the_blank_release_reaches_the_end(name, tmp_path, monkeypatch, world_dir):
+    """Does Run All on a blank notebook go on to its last cell (as JupyterLab's does: only a cell tagged
+    raises-exception may fail without stopping it), with every failure one line saying what is not written yet
+    and no traceback?"""
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("COURSE_PRESET", "smoke")
+    monkeypatch.setenv("COURSE_DATA_DIR", str(world_dir))
+    monkeypatch.setenv("COURSE_OUT_DIR", str(tmp_path / "outputs"))
+    for path in RELEASE.glob("*.ipynb"):  # later notebooks load earlier ones
+        shutil.copy(path, tmp_path / path.name)
+    nb = nbformat.read(tmp_path / name, as_version=4)
+    NotebookClient(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert all(c.get("execution_count") for c in nb.cells if c.cell_type == "code"), "Run All stopped early"
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            text = "\n".join(output.get("traceback", [])) + output.get("text", "")
+            assert "Traceback" not in text, text[-800:]
+            if output.output_type == "error":
+                assert len(output.traceback) == 1 and "not written yet" in output.traceback[0], output.traceback
+

@@ -171,7 +171,12 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
     """Make the student's cgroup and sandbox, run the fork server in it, and end it all with nbgrader."""
     from autograder.confinement import NOBODY, REPO, Cgroup, bwrap_argv
     from autograder.confinement.isolation import limit_resources
-    from autograder.nbgrader_glue.kernel import INSIDE_SOCKETS, PASSED_ENV, kernel_mounts, limits_from_env
+    from autograder.nbgrader_glue.kernel_sandbox import (
+        INSIDE_SOCKETS,
+        PASSED_ENV,
+        kernel_mounts,
+        limits_from_env,
+    )
 
     try:
         parent = os.pidfd_open(parent_pid)

@@ -92,7 +92,7 @@ def test_no_import_cycle():
 
 def test_the_kernels_hidden_checks_import_nothing_of_the_graders():
     """Do the hidden checks the grading kernel mounts import nothing of autograder beyond themselves?"""
-    from autograder.nbgrader_glue.kernel import HIDDEN_CHECK_FILES
+    from autograder.nbgrader_glue.kernel_sandbox import HIDDEN_CHECK_FILES
 
     mounted = {_module(ROOT / name) for name in HIDDEN_CHECK_FILES}
     for name in HIDDEN_CHECK_FILES:

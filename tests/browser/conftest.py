@@ -86,7 +86,7 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("student")
     work, state = root / "a5", root / "state"
     work.mkdir()
-    for name in ("01_setup_and_tour.ipynb", "03_span_corruption.ipynb"):
+    for name in ("01_setup_and_tour.ipynb", "03_span_corruption.ipynb", "07_attention_exploration.ipynb"):
         shutil.copy(RELEASE / name, work / name)
     filled_copy("07_attention_exploration.ipynb", work / "07_filled.ipynb")
     filled_copy("08_position_embeddings.ipynb", work / "08_filled.ipynb")

@@ -71,6 +71,31 @@ def test_span_check_and_validate_before_and_after_the_answer(lab, page):
     _close_dialog(page)
 
 
+# what the blank 07 says, part by part: the answer cell, then its check (one line each)
+UNWRITTEN_07 = ("q_copy is", "M and q_avg are", "q_single is", "q_1 and q_2 are", "c2_plain, K, Q and V are")
+EXPLORER_WAITS = "(skipped: write q_single (part c) and q_1, q_2 (part d) first)"
+
+
+def test_run_all_on_a_blank_notebook_reaches_its_explorer(lab, page):
+    """On the blank 07, does Run All reach the explorer cell, with each unwritten part saying so in one line (its
+    answer cell and its check) and no traceback anywhere?"""
+    open_notebook(page, lab, "07_attention_exploration.ipynb")
+    run_all(page)
+    explorer = panel(page).locator(".jp-Cell").last.locator(".jp-Cell-outputArea")
+    explorer.get_by_text(EXPLORER_WAITS).wait_for()
+    page.shot("1-run-all-blank")
+    shown = panel(page).inner_text()
+    assert "Traceback" not in shown and ".py" not in shown, shown[-1500:]
+    # text_content, not inner_text: the cells scrolled out of view are not painted, but their outputs are there
+    errors = [t.strip() for t in panel(page).locator(
+        ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_text_contents()]
+    wanted = [f"{start}{part} not written yet" for part in UNWRITTEN_07 for start in ("", "Check failed: ")]
+    assert len(errors) == len(wanted), errors
+    for error, start in zip(errors, wanted):
+        assert error.startswith(start) and "\n" not in error, (error, start)  # one line each
+        assert "Traceback" not in error and "File " not in error, error
+
+
 def test_explorer_is_controls_and_redraws(lab, page):
     """Does 07's explorer render as two sliders over a plot, and does moving a slider redraw the plot?"""
     open_notebook(page, lab, "07_filled.ipynb")

@@ -108,3 +108,36 @@ def test_stored_and_answered_reads_the_saved_runs(smoke_env, tmp_path, monkeypat
 def test_stored_and_answered_is_inert_while_grading(grading_env):
     """While grading, does the comparison do nothing (display only)?"""
     assert grading_env.stored_and_answered("vanilla", parts=None) is None
+
+
+def test_written_raises_for_a_placeholder():
+    """Does written() raise NotImplementedError for an answer still None (so needs() skips) and hand back others?"""
+    with pytest.raises(NotImplementedError):
+        notebook_env.written(None)
+    assert notebook_env.written(3) == 3
+
+
+def test_a_run_whose_glue_is_not_written_is_skipped_in_one_line(smoke_env, capsys):
+    """Does a training cell whose glue still holds the release's stub print one line naming it, and go on?"""
+    import linecache
+    from types import SimpleNamespace
+
+    source = "def initialize_vanilla_model(mconf):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    linecache.cache["<02 glue>"] = (len(source), None, source.splitlines(True), "<02 glue>")
+    namespace: dict = {}
+    exec(compile(source, "<02 glue>", "exec"), namespace)
+    parts = SimpleNamespace(initialize_vanilla_model=namespace["initialize_vanilla_model"], finetune=print,
+                            train=print)
+    assert smoke_env.run_or_load("vanilla_finetune_without_pretrain", parts) is None
+    from course_lib.model import GPT
+
+    written = SimpleNamespace(initialize_vanilla_model=GPT, finetune=print, train=print)
+    assert smoke_env.run_or_load("vanilla_finetune_with_pretrain", written) is None  # nothing pretrained yet
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("vanilla_finetune_without_pretrain: skipped, initialize_vanilla_model is not written yet "
+                      "(02_finetune_without_pretraining)")
+    assert out[1].startswith("vanilla_finetune_with_pretrain: skipped, ") and "vanilla.pretrain.params" in out[1]
+    assert len(out) == 2
+    with pytest.raises(TypeError):  # any other error is the student's to see, with its traceback
+        smoke_env.run_or_load("vanilla_finetune_without_pretrain", SimpleNamespace(
+            initialize_vanilla_model=lambda mconf: GPT(mconf, "not an option"), finetune=print, train=print))

@@ -933,3 +933,46 @@ def test_08_b_slips_fail(slip, data, dtype, seed):
     fn = lambda T, d: made(T, d).to(dtype)  # noqa: E731
     _slip_check(_08_b, fn)
     assert _judge("08-b", fn, seed)
+
+
+# ---------------------------------------------------------------------------------------------------- not written yet
+def _stub(*args):
+    """A function as the blank release holds it."""
+    raise NotImplementedError()
+
+
+UNWRITTEN = {  # twin: (the blank release's answer: placeholders still None, functions still stubs; what it says)
+    "07-a-test": (None, "q_copy is not written yet: write it"),
+    "07-b-test": ((None, None), "M and q_avg are not written yet: write them"),
+    "07-c-test": (None, "q_single is not written yet: write it"),
+    "07-d-test": ((None, None), "q_1 and q_2 are not written yet: write them"),
+    "07-e-test": ((None, None, None, None), "c2_plain, K, Q and V are not written yet: write them"),
+    "08-a-test": ((None, _stub), "P and permuted_output are not written yet: write them"),
+    "08-b": (_stub, "position_embeddings is not written yet: write it"),
+}
+
+
+@pytest.mark.parametrize("gid", list(UNWRITTEN))
+def test_an_unwritten_answer_is_named_in_one_line(gid):
+    """On the blank release's answers, does the test cell fail with one line naming what is not written yet
+    (not "should be a torch tensor; found NoneType")?"""
+    answer, said = UNWRITTEN[gid]
+    with pytest.raises(AssertionError) as failed:
+        tc.assert_passes(TWINS[gid][0](answer))
+    assert str(failed.value) == f"{said} in the cell above and run it"
+
+
+@pytest.mark.parametrize("gid", [g for g in UNWRITTEN if g.startswith("07")])
+def test_the_judge_says_not_written_for_a_placeholder(gid):
+    """Does the grader's judge say "not written yet" for a placeholder a submission sent back as None?"""
+    problems = _judge(gid, UNWRITTEN[gid][0], 0)
+    assert problems and all(p.endswith("is not written yet") for p in problems), problems
+
+
+def test_a_half_written_answer_names_the_missing_half_and_judges_the_other():
+    """With M written wrong and q_avg not written, does the cell say both: what is missing, then what is wrong?"""
+    with pytest.raises(AssertionError) as failed:
+        tc.assert_passes(_07_b((torch.eye(8, dtype=DTYPE), None)))
+    first, second = str(failed.value).splitlines()
+    assert first == "q_avg is not written yet: write it in the cell above and run it"
+    assert second.startswith("- M sends a basis vector of B")

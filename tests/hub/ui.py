@@ -104,9 +104,12 @@ def replace_cell_source(page, index: int, source: str) -> None:
 
 
 def save(page) -> None:
-    """File > Save, as Ctrl+S; wait until the tab no longer shows unsaved changes."""
+    """File > Save, as Ctrl+S; wait for the server's answer to the save, then for the tab to show no unsaved changes.
+
+    (The server writes the file in place, so reading it before the answer may find it empty.)"""
     page.locator(".lm-DockPanel .lm-TabBar-tab.lm-mod-current").click()  # the notebook has the keyboard
-    page.keyboard.press("Control+s")
+    with page.expect_response(lambda r: r.request.method == "PUT" and "/api/contents/" in r.url, timeout=60_000):
+        page.keyboard.press("Control+s")
     page.locator(".lm-DockPanel .lm-TabBar-tab.lm-mod-current.jp-mod-dirty").wait_for(state="detached")
 
 

@@ -6,10 +6,11 @@ outliving the job, links to secrets, borrowed or forged run outputs, a
 malicious params pickle, malformed files, filling the disk, the network.
 Cheap honest ones (blank, partial, broken, empty) and a reference with hand-edited
 predictions bring the cohort to 21: the score of record's ordinary cases. The
-cohort is graded twice: one student after another into an SQLite gradebook
-(the assertions below), and on two Dask workers into a PostgreSQL gradebook
-that the tests start themselves; both must give every student and every cell
-the same points (issue 23).
+cohort is graded on two Dask workers into a PostgreSQL gradebook that the tests
+start themselves, with workers killed mid-student, then again (the re-run keeps
+everyone but the student it could not grade): the assertions below read that
+re-run. A few students are also graded one after another into an SQLite gradebook:
+both must give them the same points, row by row and cell by cell.
 """
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ NB02 = "02_finetune_without_pretraining.ipynb"
 KILLED_ONCE, KILLED_TWICE = "aa_reference", "zz_reference"  # their workers are killed mid-grading (parallel run):
 # both are graded for seconds (a probe job and a decode job), so each kill lands while its task runs
 FORMULA_ID = '=HYPERLINK("evil.example";"x")'  # a student id nbgrader accepts, and a spreadsheet formula
+# graded one after another into SQLite as well: a reference, a hostile one, a partial one and an empty one
+SERIAL = ["aa_reference", "forges_probes", "partial", "empty"]
 
 FORGE_PROBES = '''
 try:
@@ -307,13 +310,21 @@ def _students(cohort) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def graded(cohort, world_dir, tmp_path_factory):
-    """The cohort graded one student after another, into an SQLite gradebook."""
-    out = tmp_path_factory.mktemp("grades")
-    url = course_gradebook(f"sqlite:///{tmp_path_factory.mktemp('gradebook') / 'gradebook.db'}", _students(cohort))
-    grading = _grade(cohort, world_dir, out, "--workers", "1", "--gradebook", url)
+def graded_serially(cohort, world_dir, tmp_path_factory):
+    """A few of the cohort (SERIAL) graded one student after another into an SQLite gradebook: the parallel run's
+    rows and cells must equal theirs."""
+    out = tmp_path_factory.mktemp("grades-serial")
+    url = course_gradebook(f"sqlite:///{tmp_path_factory.mktemp('gradebook') / 'gradebook.db'}", SERIAL)
+    grading = _grade(cohort, world_dir, out, "--workers", "1", "--gradebook", url,
+                     *(option for student in SERIAL for option in ("--student", student)))
     yield {**grading, "gradebook": url}
     shutil.rmtree(grading["scratch"], ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def graded(graded_parallel):
+    """The whole cohort's rows as the parallel run's re-run wrote them (every student graded, once)."""
+    return graded_parallel
 
 
 @pytest.fixture(scope="module")
@@ -406,12 +417,6 @@ def test_links_are_dropped_not_followed(graded):
     assert CANARY not in reasons and "Where was" not in reasons
 
 
-def test_nothing_reaches_the_network_or_stays_in_tmp(graded):
-    """Did any job connect to a server on this machine, or leave files in the grader's temporary folder? (no)"""
-    assert graded["connections"] == []
-    assert list(graded["scratch"].iterdir()) == []
-
-
 def test_every_autograded_cell_and_run_split_is_scored(graded):
     """Is the score out of every autograded nbgrader point plus every run split, one column each?"""
     row = graded["rows"]["aa_reference"]
@@ -465,37 +470,40 @@ def test_cohort_is_mixed_and_large_enough(graded):
         assert _score(graded, student) == 0, graded["reasons"][student]
 
 
-def test_killed_workers_cost_no_grade(graded, graded_parallel):
+def test_killed_workers_cost_no_grade(graded_parallel, cohort):
     """With workers killed (kill -9) mid-student, is the student killed once graded on its retry, the one killed
     twice marked and not kept, everyone else graded as usual, each once; and does the re-run grade only the marked
     one?"""
-    first = graded_parallel["first"]
+    first, again = graded_parallel["first"], graded_parallel
     assert sorted(graded_parallel["killed"]) == sorted([KILLED_ONCE, KILLED_TWICE, KILLED_TWICE])
-    assert list(first["rows"]) == list(graded["rows"])  # every student once, in the cohort's order
+    assert list(first["rows"]) == _students(cohort) == list(again["rows"])  # every student once, in order
     marked = first["reasons"][KILLED_TWICE]
     assert all("could not grade" in p["reason"] for p in marked), marked
     assert {s: r for s, r in first["rows"].items() if s != KILLED_TWICE} == \
-        {s: r for s, r in graded["rows"].items() if s != KILLED_TWICE}
-    assert first["kept"] == [s for s in graded["rows"] if s != KILLED_TWICE]
-    log = (graded_parallel["out"] / "instructor_log.txt").read_text()
-    assert log.count("kept from an earlier grading") == len(graded["rows"]) - 1
+        {s: r for s, r in again["rows"].items() if s != KILLED_TWICE}
+    assert first["kept"] == [s for s in _students(cohort) if s != KILLED_TWICE]
+    log = (again["out"] / "instructor_log.txt").read_text()
+    assert log.count("kept from an earlier grading") == len(again["rows"]) - 1
 
 
-def test_parallel_on_postgres_equals_serial_on_sqlite(graded, graded_parallel):
-    """Do two Dask workers with a PostgreSQL gradebook give every student and every cell the same points as one
-    student after another with SQLite, in grades.csv and in the gradebook?"""
-    assert graded_parallel["rows"] == graded["rows"]
-    serial, parallel = cell_scores(graded["gradebook"]), cell_scores(graded_parallel["gradebook"])
+def test_parallel_on_postgres_equals_serial_on_sqlite(graded_serially, graded_parallel):
+    """Do two Dask workers with a PostgreSQL gradebook give the students graded serially too the same points as one
+    student after another with SQLite, in grades.csv and in the gradebook, every cell the trusted points?"""
+    assert {s: graded_parallel["rows"][s] for s in SERIAL} == graded_serially["rows"]
+    serial = cell_scores(graded_serially["gradebook"])
+    parallel = {key: value for key, value in cell_scores(graded_parallel["gradebook"]).items() if key[0] in SERIAL}
     assert parallel == serial
     trusted = {(s, registry.BY_ID[p["part"]].notebook, p["part"]): p["points"]
-               for s, parts in graded["reasons"].items() for p in parts if p["part"] in registry.BY_ID}
-    assert {key: serial[key] for key in trusted} == trusted  # the gradebook holds the trusted points
-    assert len(trusted) == len(graded["rows"]) * len(registry.CHECKS)
+               for s, parts in graded_parallel["reasons"].items() for p in parts if p["part"] in registry.BY_ID}
+    everyone = cell_scores(graded_parallel["gradebook"])
+    assert {key: everyone[key] for key in trusted} == trusted  # the gradebook holds the trusted points
+    assert len(trusted) == len(graded_parallel["rows"]) * len(registry.CHECKS)
 
 
-def test_parallel_grading_reaches_no_network_and_leaves_no_files(graded_parallel):
-    """On Dask workers too, did no job connect to a server on this machine or leave temporary files? (no)"""
-    for grading in (graded_parallel["first"], graded_parallel):
+def test_gradings_reach_no_network_and_leave_no_files(graded_parallel, graded_serially):
+    """On Dask workers and one after another, did no job connect to a server on this machine or leave temporary
+    files? (no)"""
+    for grading in (graded_parallel["first"], graded_parallel, graded_serially):
         assert grading["connections"] == []
         assert list(grading["scratch"].iterdir()) == []
 

@@ -1,0 +1,328 @@
+"""An honest cohort: the reference's work handed in the ways real students hand it in, every one at full marks.
+
+Each student is the reference solution (and its smoke-preset run files) in one other shape a
+student's Jupyter, editor, operating system or file tools produce: IPython syntax in extra or
+answer cells, other notebook format versions and line ends, saved outputs, predictions files
+with Windows line ends or a byte-order mark or a trailing blank line, thousands of other files,
+run files at the top, hard links (a backup, a cohort gathered with ``cp -al``), ids nbgrader
+accepts, and other correct code (span corruption drawn with torch, an einsum synthesizer with
+its mask a persistent buffer, params saved through DataParallel, the twins written other ways).
+Both graders run on the cohort with the instructor's commands, as root with confinement:
+``autograder autograde`` (nbgrader, in the grading kernel) and ``autograder grade`` (the score of
+record, into the same gradebook). Every student must get the reference's score in both.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from autograder import confinement
+from autograder.__main__ import main
+from autograder.exports.csv_safe import unescape_cell
+from conftest import REPO, SOLUTIONS
+
+pytestmark = [pytest.mark.timeout(1500),
+              pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]
+
+NB02, NB03, NB04, NB05 = ("02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb",
+                          "04_pretrain_then_finetune.ipynb", "05_synthesizer.ipynb")
+NB07, NB08 = "07_attention_exploration.ipynb", "08_position_embeddings.ipynb"
+PREDICTIONS = "vanilla.pretrain.dev.predictions"
+
+SPAN_WITH_TORCH = '''class CharCorruptionDataset(CharCorruptionDatasetBase):
+    """Span corruption with torch's random draws and the string built in one go."""
+
+    def __getitem__(self, idx):
+        document = self.data[idx]
+        kept = document[: int(torch.randint(4, int(self.block_size * 7 / 8) + 1, ()))]
+        n = len(kept)
+        span = int(torch.randint(1, max(1, n // 2 - 1) + 1, ())) if n > 1 else n
+        start = int(torch.randint(0, n - span + 1, ()))
+        text = (kept[:start] + self.MASK_CHAR + kept[start + span:] + self.MASK_CHAR + kept[start:start + span]
+                + self.MASK_CHAR)
+        text += self.PAD_CHAR * (self.block_size - len(text))
+        ids = torch.tensor([self.stoi[c] for c in text], dtype=torch.long)
+        return ids[:-1], ids[1:]
+'''
+
+SYNTH_EINSUM_PERSISTENT_MASK = '''class SynthesizerAttention(SynthesizerAttentionBase):
+    """einsum scores; the causal mask registered again as a persistent buffer, the way minGPT registers its own."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        mask = torch.tril(torch.ones(config.block_size, config.block_size))
+        self.register_buffer("mask", mask.view(1, 1, config.block_size, config.block_size))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        hs = C // self.n_head
+        hidden = F.relu(self.w1(x)).view(B, T, self.n_head, hs)  # (B, T, nh, hs)
+        scores = torch.einsum("bthd,dl->bhtl", hidden, self.w2[:, :T]) + self.b2[:T]  # (B, nh, T, T)
+        scores = scores.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        att = self.attn_drop(torch.softmax(scores, dim=-1))
+        values = self.value(x).view(B, T, self.n_head, hs).permute(0, 2, 1, 3)  # (B, nh, T, hs)
+        y = (att @ values).permute(0, 2, 1, 3).reshape(B, T, C)
+        return self.resid_drop(self.proj(y))
+
+
+def initialize_synthesizer_model(mconf):
+    return GPT(mconf, attention_class=SynthesizerAttention)
+'''
+
+SYNTH_FUNCTIONAL_DROPOUT = '''class SynthesizerAttention(SynthesizerAttentionBase):
+    """The dropout written with F.dropout at the modules' rates, the relu after splitting into heads."""
+
+    def forward(self, x):
+        B, T, C = x.size()
+        hs = C // self.n_head
+        hidden = F.relu(self.w1(x)).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        values = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        scores = hidden @ self.w2[:, :T] + self.b2[:T]  # (B, nh, T, T)
+        scores = scores.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        att = F.dropout(F.softmax(scores, dim=-1), self.attn_drop.p, self.training)
+        y = (att @ values).transpose(1, 2).contiguous().view(B, T, C)
+        return F.dropout(self.proj(y), self.resid_drop.p, self.training)
+
+
+def initialize_synthesizer_model(mconf):
+    return GPT(mconf, attention_class=SynthesizerAttention)
+'''
+
+TWINS_07 = {  # other right answers: other large scales, float32, a sum of outer products, the heads swapped
+    "07-a-code": "q_copy = (1000.0 * keys[2]).float()",
+    "07-b-code": "M = sum(torch.outer(row, row) for row in basis_a)\nq_avg = 500.0 * (keys[1] + keys[4])",
+    "07-c-code": "q_single = 1e4 * (means[a] + means[b])",
+    "07-d-code": "q_1, q_2 = 300.0 * means[b], 300.0 * means[a]",
+}
+TWINS_08 = {  # an integer permutation matrix (another derangement), Phi stacked in float32
+    "08-a-code": ("def permuted_output(P, X):\n    return position_free_layer(P.double() @ X, *params)\n\n\n"
+                  "P = torch.eye(T, dtype=torch.long)[[4, 0, 1, 2, 3]]"),
+    "08-b-code": ("def position_embeddings(T, d):\n"
+                  "    rates = 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float32) / d)\n"
+                  "    angles = torch.arange(T, dtype=torch.float32)[:, None] / rates\n"
+                  "    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).reshape(T, d)"),
+}
+
+
+# --- shaping a copy of the reference -------------------------------------------------------------------
+
+def _edit(folder: Path, name: str, change) -> None:
+    nb = nbformat.read(folder / name, as_version=4)
+    change(nb)
+    nbformat.write(nb, folder / name)
+
+
+def _add_cell(folder: Path, name: str, source: str, index: int = 99) -> None:
+    _edit(folder, name, lambda nb: nb.cells.insert(index, nbformat.v4.new_code_cell(source)))
+
+
+def _answer(nb, grade_id: str):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _replace_answer(folder: Path, name: str, grade_id: str, source: str) -> None:
+    def change(nb):
+        _answer(nb, grade_id).source = source
+    _edit(folder, name, change)
+
+
+def _prefix_answer(folder: Path, name: str, grade_id: str, prefix: str) -> None:
+    def change(nb):
+        cell = _answer(nb, grade_id)
+        cell.source = prefix + cell.source
+    _edit(folder, name, change)
+
+
+def _as_nbformat_4_4(folder: Path) -> None:
+    """Every notebook as an older Jupyter saves it: format 4.4, no cell ids."""
+    for path in folder.glob("*.ipynb"):
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw["nbformat_minor"] = 4
+        for cell in raw["cells"]:
+            cell.pop("id", None)
+        path.write_text(json.dumps(raw, indent=1), encoding="utf-8")
+
+
+def _windows_files(folder: Path) -> None:
+    """Notebooks and predictions with CRLF line ends, notebooks two-space indented (another editor's save)."""
+    for path in folder.glob("*.ipynb"):
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        path.write_bytes(json.dumps(raw, indent=2, ensure_ascii=False).replace("\n", "\r\n").encode())
+    for path in (folder / "outputs").glob("*.predictions"):
+        path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+
+
+def _saved_outputs(folder: Path) -> None:
+    """Notebooks saved after a run: execution counts and an output on every code cell."""
+    for path in folder.glob("*.ipynb"):
+        def change(nb):
+            for count, cell in enumerate((c for c in nb.cells if c.cell_type == "code"), 1):
+                cell.execution_count = count
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"ran {count}\n")]
+        _edit(folder, path.name, change)
+
+
+def _params(folder: Path, change) -> None:
+    for path in (folder / "outputs").glob("*.params"):
+        state = torch.load(path, weights_only=True)
+        torch.save(change(path.name, state), path)
+
+
+def _with_persistent_masks(name: str, state: dict) -> dict:
+    """A synthesizer model's params as a model whose mask is a persistent buffer saves them."""
+    if not name.startswith("synthesizer"):
+        return state
+    blocks = sorted({k.split(".")[1] for k in state if k.startswith("blocks.")})
+    size = state["pos_emb"].shape[1]
+    mask = torch.tril(torch.ones(size, size)).view(1, 1, size, size)
+    return {**state, **{f"blocks.{b}.attn.mask": mask.clone() for b in blocks}}
+
+
+def _shapes(submitted: Path, copy) -> list[str]:
+    """Make each honest student from a fresh copy of the reference; the students' ids."""
+    made = {}
+
+    def student(name):
+        made[name] = copy(name)
+        return made[name]
+
+    _add_cell(student("ipython_display"), NB02, "display(initialize_vanilla_model)\nfinetune?\n%matplotlib inline")
+    _add_cell(student("cell_magic_bash"), NB03, "%%bash\necho this cell is for the student's own eyes", 3)
+    _add_cell(student("shell_escapes"), NB04, "files = !ls\n!pip install --quiet nothing-from-the-network\n"
+                                              "print(len(files))")
+    _add_cell(student("percent_continuation_and_await"), NB05, "remainder = 17 \\\n% 5\nprint(remainder)\n"
+                                                               "import asyncio\nawait asyncio.sleep(0)")
+    _prefix_answer(student("timed_answers"), NB03, "03-span-corruption", "%%time\n")
+    _add_cell(student("ensure_data_cell"), NB02, "from course_lib import notebook_env\n"
+                                                 "data_dir = notebook_env.ensure_data()\nprint(data_dir)", 3)
+    _add_cell(student("failing_exploration"), NB02, "plot_my_own_histogram(lengths)  # a name never defined")
+    _as_nbformat_4_4(student("nbformat_4_4"))
+    _windows_files(student("windows_line_ends"))
+    _saved_outputs(student("saved_outputs"))
+    path = student("bom_and_blank_lines") / "outputs" / PREDICTIONS  # a byte-order mark, blank lines at the end
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes() + b"\n\n")
+    many = student("many_files") / "outputs"
+    for i in range(2500):  # a training loop's checkpoints beside the run files
+        (many / f"checkpoint-{i:04d}.txt").write_text("x")
+    top = student("runs_at_the_top")
+    for path in (top / "outputs").iterdir():
+        path.rename(top / path.name)
+    (top / "outputs").rmdir()
+    backup = student("hard_linked_backup")
+    (backup / "backup").mkdir()
+    os.link(backup / NB03, backup / "backup" / NB03)
+    shared = student("gathered_with_cp_al")  # then linked, file by file, into another student's folder
+    subprocess.run(["cp", "-al", str(shared.parent), str(submitted / "gathered_with_cp_al_too")], check=True)
+    made["gathered_with_cp_al_too"] = submitted / "gathered_with_cp_al_too" / "a5"
+    for name in ("Ana María", "-leading-dash", "--help", "李雷"):
+        student(name)
+    _replace_answer(student("span_with_torch"), NB03, "03-span-corruption", SPAN_WITH_TORCH)
+    synth = student("einsum_persistent_mask")
+    _replace_answer(synth, NB05, "05-synthesizer", SYNTH_EINSUM_PERSISTENT_MASK)
+    _params(synth, _with_persistent_masks)
+    _params(student("dataparallel_params"), lambda name, state: {f"module.{k}": v for k, v in state.items()})
+    _replace_answer(student("functional_dropout"), NB05, "05-synthesizer", SYNTH_FUNCTIONAL_DROPOUT)
+    twins = student("twins_in_other_forms")
+    for notebook, answers in ((NB07, TWINS_07), (NB08, TWINS_08)):
+        for grade_id, source in answers.items():
+            _replace_answer(twins, notebook, grade_id, source)
+    own = student("own_notebook_and_checkpoints")
+    shutil.copy(own / "01_setup_and_tour.ipynb", own / "09_my_scratch.ipynb")
+    (own / ".ipynb_checkpoints").mkdir()
+    shutil.copy(REPO / "notebooks" / "a5" / NB03, own / ".ipynb_checkpoints" / "03_span_corruption-checkpoint.ipynb")
+    exchange = student("handed_in_through_the_exchange")  # nbgrader submit's files beside the notebooks
+    (exchange / "timestamp.txt").write_text("2026-11-20 09:30:00.000000 UTC")
+    (exchange / "submission_secret.txt").write_text("f2b7c4d0a9e1")
+    return sorted(made)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory, world_dir, world_answers, smoke_runs):
+    """A course folder (the solutions as source, the assignment generated) with the honest cohort submitted."""
+    course = tmp_path_factory.mktemp("honest") / "course"
+    shutil.copytree(SOLUTIONS, course / "solutions" / "a5")
+    shutil.copy(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
+    grader_only = course / "grader_only"
+    grader_only.mkdir(mode=0o700)
+    answers = shutil.copy(world_answers, grader_only / "birth_test.tsv")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "a5", "--force"], cwd=course,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    submitted = course / "submitted"
+
+    def copy(student: str) -> Path:
+        folder = submitted / student / "a5"
+        shutil.copytree(SOLUTIONS, folder)
+        shutil.copytree(smoke_runs, folder / "outputs")
+        return folder
+
+    copy("reference")
+    students = ["reference", *_shapes(submitted, copy)]
+    return dict(dir=course, answers=Path(answers), env=env, students=students, world=world_dir)
+
+
+@pytest.fixture(scope="module")
+def nbgrader_scores(course) -> dict[str, float]:
+    """student -> nbgrader's autograded total, after `autograder autograde` on two workers."""
+    done = subprocess.run([sys.executable, "-m", "autograder", "autograde", "a5", "--workers", "2", "--preset", "smoke",
+                           "--data-dir", str(course["world"])], cwd=course["dir"], env=course["env"],
+                          capture_output=True, text=True, timeout=1400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course['dir'] / 'gradebook.db'}") as gb:
+        return {s.student.id: sum(g.auto_score or 0 for nb in s.notebooks for g in nb.grades if not g.needs_manual_grade)
+                for s in gb.find_assignment("a5").submissions}
+
+
+@pytest.fixture(scope="module")
+def graded(course, nbgrader_scores) -> dict:
+    """The score of record on two workers, written into the course's gradebook too."""
+    out = course["dir"] / "grades"
+    code = main(["grade", str(course["dir"] / "submitted"), "--out", str(out), "--data-dir", str(course["world"]),
+                 "--answers", str(course["answers"]), "--preset", "smoke", "--workers", "2", "--gradebook",
+                 f"sqlite:///{course['dir'] / 'gradebook.db'}"])
+    assert code == 0
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = {unescape_cell(r["student_id"]): r for r in csv.DictReader(f)}
+    with open(out / "flags.csv", newline="", encoding="utf-8") as f:
+        flags = list(csv.DictReader(f))
+    return dict(rows=rows, reasons=json.loads((out / "reasons.json").read_text()), flags=flags)
+
+
+def test_the_cohort_is_large_and_every_student_collected(course, graded):
+    """Are there at least 25 honest students besides the reference, each with a row (no id refused)?"""
+    assert len(course["students"]) >= 26, course["students"]
+    assert set(graded["rows"]) == set(course["students"])
+
+
+def test_every_honest_student_gets_the_references_score_of_record(graded):
+    """Does every honest shape get every point of the score of record, the reference's score?"""
+    reference = float(graded["rows"]["reference"]["score"])
+    assert reference == float(graded["rows"]["reference"]["max_score"])
+    lost = {s: [p for p in graded["reasons"][s] if p["points"] < p["max_points"]]
+            for s, row in graded["rows"].items() if float(row["score"]) != reference}
+    assert not lost, lost
+
+
+def test_every_honest_student_gets_the_references_score_in_nbgrader(course, nbgrader_scores):
+    """Does nbgrader, in the grading kernel, give every honest shape the reference's autograded score?"""
+    assert set(nbgrader_scores) == set(course["students"])
+    reference = nbgrader_scores["reference"]
+    assert {s: v for s, v in nbgrader_scores.items() if v != reference} == {}
+
+
+def test_shared_hard_links_are_flagged_not_zeroed(graded):
+    """Are the two students gathered with cp -al flagged for sharing files, and both at full marks?"""
+    pairs = {(f["student"], f["other_student"], f["why"]) for f in graded["flags"]}
+    assert ("gathered_with_cp_al", "gathered_with_cp_al_too", "the same file (a hard link) in both submissions") in pairs
