@@ -198,15 +198,13 @@ def _grade(args) -> int:
         print(f"warning: the params of {len(unfit)} of {len(results)} students do not fit the {args.preset!r} "
               "preset's model: is --preset the preset they trained with?", file=sys.stderr)
     if args.gradebook:
-        from autograder.checks.registry import BY_ID
-        from autograder.exports.gradebook import write_trusted_scores
+        from autograder.exports.gradebook import trusted_cell_scores, write_trusted_scores
 
-        scores = {r.student: {(BY_ID[p.part].notebook, p.part): p.points for p in r.parts if p.part in BY_ID}
-                  for r in results}
+        scores = {r.student: trusted_cell_scores((p.part, p.points) for p in r.parts) for r in results}
         for note in write_trusted_scores(args.gradebook, args.assignment, scores):
             print(f"gradebook: {note}")
-        print(f"gradebook: the autograded cells of {len(scores)} student(s) now hold the trusted scores; "
-              "manually graded cells are untouched")
+        print(f"gradebook: the autograded cells and run cells of {len(scores)} student(s) now hold the trusted "
+              "scores; manually graded cells are untouched")
     return 0
 
 def _course_source(course: Path, assignment: str) -> Path:

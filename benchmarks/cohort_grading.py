@@ -1,6 +1,6 @@
 """The whole grading pipeline on a generated cohort, one worker against several, in one run (root with bubblewrap).
 
-    python benchmarks/cohort_grading.py --students 8 --serial 4 --workers 2 [--db URL]
+    python benchmarks/cohort_grading.py --students 8 --serial 4 --workers 2 [--db URL] [--audit N]
 
 Every submission is a copy of the reference solutions with the smoke preset's run
 outputs (trained once, then copied), so every one does the whole work of a real
@@ -13,6 +13,9 @@ gradebook (SQLite in the course folder, or ``--db``, e.g. a PostgreSQL server's 
 whole cohort on ``--workers`` Dask workers. Prints seconds per submission for each grader
 and for both, the hours 500 students would take on 1 and 16 cores at that rate, and
 `speedup X.XX` of the parallel pipeline over the serial one (wall time per submission).
+``--audit N`` then times ``grade --audit all`` of N students (every run retrained from their
+notebooks, in the smoke preset) on one worker and on ``--workers``, against the same grading
+without the audit: the audit's seconds per student and how they spread over the workers.
 """
 from __future__ import annotations
 
@@ -91,6 +94,27 @@ def _pipeline(course: Path, world: Path, answers: Path, url: str, students: list
     return autograde, grade
 
 
+def _audit(world: Path, answers: Path, students: list[str], course: Path, workers: int, out: Path) -> float:
+    """Seconds of ``grade --audit all`` of ``students`` on ``workers`` workers, less the same grading without it."""
+    submitted = out / "submitted"
+    for student in students:
+        shutil.copytree(course / "submitted" / student, submitted / student)
+    seconds = []
+    for audit in ([], ["--audit", "all"]):
+        start = time.perf_counter()
+        code = autograder(["grade", str(submitted), "--out", str(out / f"grades{len(audit)}"), "--data-dir",
+                           str(world), "--answers", str(answers), "--preset", PRESET, "--workers", str(workers),
+                           "--force", *audit])
+        seconds.append(time.perf_counter() - start)
+        if code != 0:
+            sys.exit("autograder grade failed while timing the audit")
+    with open(out / "grades2" / "audit.csv") as f:
+        audited = list(csv.DictReader(f))
+    print(f"  {workers} worker(s), {len(students)} students: grade {seconds[0]:.1f} s, with --audit all "
+          f"{seconds[1]:.1f} s ({len(audited)} run splits retrained)", flush=True)
+    return seconds[1] - seconds[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--students", type=int, default=8, help="submissions in the generated cohort")
@@ -98,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="Dask workers of the parallel grading")
     parser.add_argument("--db", default=None, metavar="DB_URL",
                         help="gradebook URL for both graders (default: SQLite in the generated course)")
+    parser.add_argument("--audit", type=int, default=0, metavar="N",
+                        help="then time `grade --audit all` of N students on 1 worker and on --workers")
     args = parser.parse_args(argv)
     print(f"{os.cpu_count()} cores; load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="cohort-bench-") as tmp:
@@ -111,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
                                                       root / "serial")]
         parallel = [s / args.students for s in _pipeline(course, world, answers, url, students, args.workers,
                                                           root / "parallel")]
+        if args.audit:
+            chosen = students[:args.audit]
+            one = _audit(world, answers, chosen, course, 1, root / "audit1") / len(chosen)
+            many = _audit(world, answers, chosen, course, args.workers, root / "audit2") / len(chosen)
+            print(f"audit ({PRESET} preset): {one:.1f} s per student on 1 worker, {many:.1f} s of wall time per "
+                  f"student on {args.workers} (speedup {one / many:.2f})")
     names = ("nbgrader autograde", "autograder grade")
     for name, one, many in zip(names, serial, parallel):
         print(f"{name}: {one:.1f} s per submission on 1 worker, {many:.1f} s of wall time per submission on "

@@ -93,3 +93,30 @@ def smoke_runs(tmp_path_factory, world_dir, reference) -> Path:
                 run(name, reference, preset="smoke", data_dir=world_dir, out_dir=folder / "outputs", progress=False)
             (folder / "done").write_text("")
     return folder / "outputs"
+
+
+# The test files whose module fixtures grade a whole cohort, slowest first. pytest-xdist's loadfile schedule hands
+# out files by their number of tests, so these few-test files came last and one worker ran the slowest alone at the
+# end of the suite; started first, on workers of their own, they overlap the rest.
+SLOWEST_FILES = ("tests/autograder/grading/test_honest_cohort.py", "tests/autograder/grading/test_adversarial.py",
+                 "tests/autograder/nbgrader_glue/test_nbgrader_autograde.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's loadfile schedule, with SLOWEST_FILES at the head of its queue."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SlowestFirst(LoadFileScheduling):
+        _ordered = False
+
+        def _assign_work_unit(self, node):
+            if not self._ordered:  # the queue is complete at the first assignment
+                self._ordered = True
+                for scope in reversed(SLOWEST_FILES):
+                    if scope in self.workqueue:
+                        self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return SlowestFirst(config, log)

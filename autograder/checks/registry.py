@@ -4,7 +4,8 @@ Both graders read this table: ``autograder grade`` runs the probes in the
 sandbox and the judges here, and writes the points into nbgrader's gradebook
 under each ``grade_id``; a test checks that the solution notebooks' nbgrader
 metadata gives every cell the same points. The training runs' parts (scored
-on the predictions their params give) are in ``RUN_PARTS``.
+on the predictions their params give) are in ``RUN_PARTS``; each split's points go into a run
+cell of its own (``RUN_CELLS``, ``course_lib.run_cells``), so nbgrader's total is the course's.
 """
 from __future__ import annotations
 
@@ -115,10 +116,20 @@ class RunPart:
     test: str  # the test predictions file
     attention: str  # "vanilla" or "synthesizer": which trusted layer decodes the params
     needs: tuple[str, ...]  # grade_ids whose code the run depends on: all must pass for any points
+    notebook: str  # the notebook (without .ipynb) whose run cells hold its points in nbgrader's gradebook
+    dev_run: str  # course_lib.runs name of the dev evaluation (what its run cell checks)
+    test_run: str  # course_lib.runs name of the test evaluation
+
+    def cell(self, split: str) -> str:
+        """grade_id of the nbgrader cell that holds the points of one split ("dev" or "test"):
+        "02-run-dev", ..."""
+        return f"{self.notebook[:2]}-run-{split}"
 
 
-def _run_part(name: str, train_run: str, dev_run: str, test_run: str, attention: str, needs) -> RunPart:
-    return RunPart(name, RUNS[train_run].writes, RUNS[dev_run].outputs, RUNS[test_run].outputs, attention, needs)
+def _run_part(name: str, train_run: str, dev_run: str, test_run: str, attention: str, needs,
+              notebook: str) -> RunPart:
+    return RunPart(name, RUNS[train_run].writes, RUNS[dev_run].outputs, RUNS[test_run].outputs, attention, needs,
+                   notebook, dev_run, test_run)
 
 
 def _checks_of(*notebooks: str) -> tuple[str, ...]:
@@ -128,13 +139,16 @@ def _checks_of(*notebooks: str) -> tuple[str, ...]:
 
 RUN_PARTS: tuple[RunPart, ...] = (
     _run_part("vanilla_nopretrain", "vanilla_finetune_without_pretrain", "vanilla_eval_dev_without_pretrain",
-              "vanilla_eval_test_without_pretrain", "vanilla", _checks_of("02")),
+              "vanilla_eval_test_without_pretrain", "vanilla", _checks_of("02"), "02_finetune_without_pretraining"),
     _run_part("vanilla_pretrain", "vanilla_finetune_with_pretrain", "vanilla_eval_dev_with_pretrain",
-              "vanilla_eval_test_with_pretrain", "vanilla", _checks_of("02", "03", "04")),
+              "vanilla_eval_test_with_pretrain", "vanilla", _checks_of("02", "03", "04"), "04_pretrain_then_finetune"),
     _run_part("synthesizer_pretrain", "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
-              "synthesizer_eval_test_with_pretrain", "synthesizer", _checks_of("02", "03", "04", "05")),
+              "synthesizer_eval_test_with_pretrain", "synthesizer", _checks_of("02", "03", "04", "05"),
+              "05_synthesizer"),
 )
 RUN_FILES = tuple(sorted({n for p in RUN_PARTS for n in (p.params, p.dev, p.test)}))
+# "<run part>/<split>" (a PartResult's part) -> (notebook, grade_id) of the run cell holding its points in nbgrader
+RUN_CELLS = {f"{p.name}/{split}": (p.notebook, p.cell(split)) for p in RUN_PARTS for split in ("dev", "test")}
 
 
 def code_points() -> float:

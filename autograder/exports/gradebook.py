@@ -2,9 +2,10 @@
 
 nbgrader scores a test cell by whether it raised inside the student's kernel, and
 a submission can make every cell look successful. ``python -m autograder grade``
-re-checks the work where the submission cannot reach the verdict; this module
-writes its points as the ``auto_score`` of each autograded cell, so that
-nbgrader's export, feedback and formgrader show the trusted scores.
+re-checks the work where the submission cannot reach the verdict and scores the
+training runs; this module writes its points as the ``auto_score`` of each
+autograded cell and of each run cell (``course_lib.run_cells``), so that nbgrader's
+export, feedback and formgrader show the trusted scores in one total.
 Manually graded cells are never touched.
 
 Any database nbgrader's db_url takes works: SQLite (``sqlite:///gradebook.db``, the default
@@ -20,6 +21,21 @@ from contextlib import contextmanager
 from pathlib import Path
 
 Scores = dict[str, dict[tuple[str, str], float]]  # student -> {(notebook, grade_id): points}
+
+
+def trusted_cell_scores(parts) -> dict[tuple[str, str], float]:
+    """One student's graded parts, (part, points) pairs (a part is a check's grade_id or "<run part>/<split>"), as
+    {(notebook, grade_id): points} of the nbgrader cells that hold them: a check's own test cell, a run split's run
+    cell (so nbgrader's total holds the runs too)."""
+    from autograder.checks.registry import BY_ID, RUN_CELLS
+
+    cells = {}
+    for part, points in parts:
+        if part in BY_ID:
+            cells[(BY_ID[part].notebook, part)] = points
+        elif part in RUN_CELLS:
+            cells[RUN_CELLS[part]] = points
+    return cells
 
 
 def autograded_cells(gb, assignment: str) -> dict[tuple[str, str], float]:

@@ -1,7 +1,8 @@
-"""What ``autograder grade`` writes for the LMS, the students and the instructor.
+"""What ``autograder grade`` writes for the instructor and the students (the LMS takes ``nbgrader export``'s total,
+which holds these points once ``--gradebook`` wrote them).
 
 | file | for | holds |
-| grades.csv | the LMS | a row per student: score, max score, a column per check and run split |
+| grades.csv | the instructor | a row per student: score, max score, a column per check and run split |
 | reasons.json, gradescope/<student>/results.json | students | per part: points and a grader-written reason |
 | flags.csv | the instructor | pairs of students (or a student and the solution) sharing files (autograder.collecting.flags) |
 | refused.csv | the instructor | folders of submitted/ whose names cannot be student ids, and why |

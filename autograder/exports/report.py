@@ -10,6 +10,8 @@ Nothing a submission printed counts: a cell's score is nbgrader's, decided by
 whether the restored test cell raised. Only what the collect step produced is read
 (``collected/`` and nbgrader's ``autograded/`` made from it, never ``submitted/``), each
 notebook up to a size cap, and each student's explanation within a time limit.
+The run cells (``registry.RUN_CELLS``) are not nbgrader's to score: their points, and why
+any were lost, come from ``autograder grade`` (its reasons.json), so no row here explains them.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.checks.registry import RUN_CELLS
 from autograder.collecting.safe_files import shown
 from autograder.exports.csv_safe import write_csv
 from autograder.exports.reasons import bounded, error_type
@@ -26,6 +29,7 @@ from autograder.exports.reasons import bounded, error_type
 TIMEOUT_ERRORS = {"CellTimeoutError", "TimeoutError", "KeyboardInterrupt"}
 STUDENT_SECONDS = 30  # one student's explanation; past it, the student's row says so
 MAX_NOTEBOOK_BYTES = 20 * 2 ** 20  # the collect step's own cap on a notebook
+RUN_CELL_IDS = frozenset(RUN_CELLS.values())  # (notebook, grade_id) of each run split's cell
 
 
 @dataclass
@@ -154,6 +158,8 @@ def _explain_student(gb, master, course_dir: Path, student: str, assignment: str
         cells = {} if autograded is None else {
             c.metadata.get("nbgrader", {}).get("grade_id"): c for c in autograded.cells}
         for cell in nb.grade_cells:
+            if (nb.name, cell.name) in RUN_CELL_IDS:
+                continue  # scored by `autograder grade`, explained in its reasons.json
             grade = grades.get(cell.name)
             score = grade.score if grade is not None else 0.0
             if score >= cell.max_score:

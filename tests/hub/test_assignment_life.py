@@ -17,6 +17,7 @@ import textwrap
 import nbformat
 import pytest
 
+from autograder.checks import registry
 from course_lib.layout import REPO, SOLUTIONS_DIR
 
 from . import hub_server, ui
@@ -223,8 +224,8 @@ def test_each_student_reads_their_own_feedback_only(hub, people, student):
 
 
 def test_exported_total_is_the_gradebook_total(hub):
-    """Does `nbgrader export` give each student the gradebook's total, which holds the grader's trusted scores for
-    the answered cells and the manual points (and the run points, once they are in the gradebook)?"""
+    """Does `nbgrader export` (the file for the LMS) give each student one total: the grader's trusted scores of the
+    answered cells and of the runs (their run cells) plus the manual points, the gradebook's own total?"""
     done = _as_root(_docs_block("nbgrader export"))
     assert done.returncode == 0, done.stderr[-3000:]
     with open(hub_server.course_folder() / "grades.csv", newline="") as f:
@@ -237,8 +238,13 @@ def test_exported_total_is_the_gradebook_total(hub):
         by_hand = {s: gb.find_grade(WRITTEN, WRITTEN_NOTEBOOK, A5, s).score for s in STUDENTS}
         autograded = {(s, check): gb.find_grade(check, notebook, A5, s).score
                       for s in STUDENTS for check, notebook in checks.items()}
+        # (the run cells of the hub's notebooks: none of its three trains; the honest cohort's test has the runs')
+        runs = {(s, grade_id): gb.find_grade(grade_id, notebook, A5, s).score for s in STUDENTS
+                for notebook, grade_id in registry.RUN_CELLS.values() if f"{notebook}.ipynb" in COURSE_NOTEBOOKS}
     assert exported == pytest.approx(held)
     assert by_hand == {s: MANUAL[s][0] for s in STUDENTS}  # the manual points are in that total
     assert autograded == pytest.approx({(s, c): float(trusted[s][c]) for s, c in autograded})  # and the trusted ones
-    # TODO(issue 32 item 3, the lead's): the run parts' points are not in the gradebook yet; once they are, assert
-    # exported[s] == autograded + runs + manual, the runs taken from grades/grades.csv's run columns.
+    run_columns = {grade_id: part for part, (_, grade_id) in registry.RUN_CELLS.items()}
+    assert runs == pytest.approx({(s, g): float(trusted[s][run_columns[g]]) for s, g in runs})  # and the runs'
+    # one total: what `autograder grade` gave (answers and runs) plus what the instructor gave by hand
+    assert exported == pytest.approx({s: float(trusted[s]["score"]) + MANUAL[s][0] for s in STUDENTS})

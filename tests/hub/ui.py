@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from playwright.sync_api import expect
+
 
 # --- the hub ---
 def submit_login(page, hub_url: str, user: str, password: str) -> None:
@@ -73,6 +75,8 @@ def read_html_file(page, name: str) -> str:
     page.locator(".lm-DockPanel .lm-TabBar-tab.lm-mod-current", has_text=name).wait_for()
     body = page.frame_locator(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe").locator("body")
     body.wait_for()
+    # the viewer puts an empty document in its frame before the file's: wait for the file's text
+    expect(body).not_to_have_text("", timeout=30_000)
     return body.inner_text()
 
 

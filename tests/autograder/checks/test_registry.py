@@ -20,11 +20,22 @@ def _autograded_cells() -> dict[str, tuple[str, float]]:
     return cells
 
 
+def _run_cells() -> dict[str, tuple[str, float]]:
+    """grade_id -> (notebook, points) of each run split's cell as the registry and bars.toml give them."""
+    bars = {(b.part, b.split): b.points for b in load_bars("synthetic", "cpu")}
+    return {grade_id: (notebook, float(bars[tuple(part.split("/"))]))
+            for part, (notebook, grade_id) in registry.RUN_CELLS.items()}
+
+
 def test_every_autograded_cell_is_in_the_registry_with_its_points():
-    """Does every autograded nbgrader cell have exactly one registry check with the same notebook and points?"""
+    """Does every autograded nbgrader cell have exactly one registry check or run split with the same notebook and
+    points (a run cell's points are its split's in bars.toml)?"""
     registered = {c.grade_id: (c.notebook, float(c.points)) for c in registry.CHECKS}
     assert len(registered) == len(registry.CHECKS), "a grade_id is registered twice"
-    assert registered == _autograded_cells()
+    runs = _run_cells()
+    assert not set(runs) & set(registered) and len(runs) == 2 * len(registry.RUN_PARTS)
+    assert {**registered, **runs} == _autograded_cells()
+
 
 
 def test_run_parts_match_the_bars_and_the_runs():

@@ -29,9 +29,10 @@ import pytest
 import torch
 
 from autograder import confinement
-from autograder.checks import registry
 from autograder.__main__ import main
+from autograder.checks import registry
 from autograder.exports.csv_safe import unescape_cell
+from autograder.exports.gradebook import trusted_cell_scores
 
 import dask_faults
 from autograder.grading.cohort import CACHE_DIR
@@ -493,11 +494,11 @@ def test_parallel_on_postgres_equals_serial_on_sqlite(graded_serially, graded_pa
     serial = cell_scores(graded_serially["gradebook"])
     parallel = {key: value for key, value in cell_scores(graded_parallel["gradebook"]).items() if key[0] in SERIAL}
     assert parallel == serial
-    trusted = {(s, registry.BY_ID[p["part"]].notebook, p["part"]): p["points"]
-               for s, parts in graded_parallel["reasons"].items() for p in parts if p["part"] in registry.BY_ID}
+    trusted = {(s, *cell): points for s, parts in graded_parallel["reasons"].items()
+               for cell, points in trusted_cell_scores((p["part"], p["points"]) for p in parts).items()}
     everyone = cell_scores(graded_parallel["gradebook"])
-    assert {key: everyone[key] for key in trusted} == trusted  # the gradebook holds the trusted points
-    assert len(trusted) == len(graded_parallel["rows"]) * len(registry.CHECKS)
+    assert {key: everyone[key] for key in trusted} == trusted  # the gradebook holds the trusted points, runs too
+    assert len(trusted) == len(graded_parallel["rows"]) * (len(registry.CHECKS) + len(registry.RUN_CELLS))
 
 
 def test_gradings_reach_no_network_and_leave_no_files(graded_parallel, graded_serially):

@@ -10,12 +10,17 @@ its mask a persistent buffer, params saved through DataParallel, the twins writt
 Both graders run on the cohort with the instructor's commands, as root with confinement:
 ``autograder autograde`` (nbgrader, in the grading kernel) and ``autograder grade`` (the score of
 record, into the same gradebook). Every student must get the reference's score in both.
+nbgrader reads notebooks only: students whose notebooks are the reference's byte for byte and
+whose ids are plain (the run-file shapes, whose other files the collect step leaves out for both
+graders alike) go through ``autograder grade`` only, which keeps the module inside the suite's
+time budget.
 """
 from __future__ import annotations
 
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -271,11 +276,26 @@ def course(tmp_path_factory, world_dir, world_answers, smoke_runs):
     return dict(dir=course, answers=Path(answers), env=env, students=students, world=world_dir)
 
 
+def _notebooks(student_folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in student_folder.glob("*.ipynb")}
+
+
+def _nbgraders_students(course) -> list[str]:
+    """The students nbgrader's run can tell from the reference: other notebooks, an id of any kind, or nbgrader's
+    own files (timestamp.txt) in the submission."""
+    submitted = course["dir"] / "submitted"
+    reference = _notebooks(submitted / "reference" / "a5")
+    return [s for s in course["students"] if s == "reference" or not re.fullmatch(r"[a-z0-9_]+", s)
+            or _notebooks(submitted / s / "a5") != reference or (submitted / s / "a5" / "timestamp.txt").exists()]
+
+
 @pytest.fixture(scope="module")
 def nbgrader_scores(course) -> dict[str, float]:
-    """student -> nbgrader's autograded total, after `autograder autograde` on two workers."""
+    """student -> nbgrader's autograded total, after `autograder autograde` on two workers (of the students whose
+    notebooks, id or nbgrader files differ from the reference's)."""
+    only = [f"--student={student}" for student in _nbgraders_students(course)]  # "--student=--help" is an id
     done = subprocess.run([sys.executable, "-m", "autograder", "autograde", "a5", "--workers", "2", "--preset", "smoke",
-                           "--data-dir", str(course["world"])], cwd=course["dir"], env=course["env"],
+                           "--data-dir", str(course["world"]), *only], cwd=course["dir"], env=course["env"],
                           capture_output=True, text=True, timeout=1400)
     assert done.returncode == 0, done.stderr[-3000:]
     from nbgrader.api import Gradebook
@@ -316,8 +336,10 @@ def test_every_honest_student_gets_the_references_score_of_record(graded):
 
 
 def test_every_honest_student_gets_the_references_score_in_nbgrader(course, nbgrader_scores):
-    """Does nbgrader, in the grading kernel, give every honest shape the reference's autograded score?"""
-    assert set(nbgrader_scores) == set(course["students"])
+    """Does nbgrader, in the grading kernel, give every honest shape of notebooks or ids the reference's autograded
+    score?"""
+    assert set(nbgrader_scores) == set(_nbgraders_students(course))
+    assert len(nbgrader_scores) >= 20, sorted(nbgrader_scores)
     reference = nbgrader_scores["reference"]
     assert {s: v for s, v in nbgrader_scores.items() if v != reference} == {}
 
@@ -326,3 +348,18 @@ def test_shared_hard_links_are_flagged_not_zeroed(graded):
     """Are the two students gathered with cp -al flagged for sharing files, and both at full marks?"""
     pairs = {(f["student"], f["other_student"], f["why"]) for f in graded["flags"]}
     assert ("gathered_with_cp_al", "gathered_with_cp_al_too", "the same file (a hard link) in both submissions") in pairs
+
+
+def test_nbgraders_export_is_the_score_of_record_runs_included(course, graded):
+    """After `autograder grade --gradebook`, does `nbgrader export` (the file for the LMS) give every honest student
+    the score of record, the runs' points in their run cells included, out of that and the written parts' points?"""
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "export"], cwd=course["dir"], env=course["env"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with open(course["dir"] / "grades.csv", newline="", encoding="utf-8") as f:
+        exported = {r["student_id"]: r for r in csv.DictReader(f)}
+    assert set(exported) == set(_nbgraders_students(course))  # the gradebook's students: those nbgrader autograded
+    by_hand = float(exported["reference"]["max_score"]) - float(graded["rows"]["reference"]["max_score"])
+    assert by_hand > 0  # the written answers, graded in formgrader: 0 of them until then
+    assert {s: float(r["raw_score"]) for s, r in exported.items()} == \
+        {s: float(graded["rows"][s]["score"]) for s in exported}

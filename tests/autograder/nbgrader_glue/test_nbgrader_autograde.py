@@ -2,7 +2,8 @@
 
 The autograde is the instructor's `autograder autograde`: every student's nbgrader autograde
 a task on two Dask workers (one killed mid-student), into a real PostgreSQL gradebook. The
-course holds two notebooks of the series (02 glue, 03 span corruption: 27 points); the
+course holds two notebooks of the series (02 glue, 03 span corruption: 27 points, and 6 for 02's run, which
+only `autograder grade` gives, none of these students handing in a run); the
 hostile submissions carry only notebook 03, to keep the batch inside the suite's time budget.
 """
 from __future__ import annotations
@@ -32,7 +33,8 @@ CELL_TIMEOUT = 30  # seconds: the hanging submission waits this long once; the r
 KILLED = "reference"  # the worker autograding this student is killed (kill -9) once: the retry must grade it
 MEMORY_MB = 3000
 
-EXPECTED = {  # student -> total autograded score (of 27)
+MAX_SCORE = 33  # 27 for the code, 6 in 02's run cells (scored 0 by the kernel; the grader's points replace it)
+EXPECTED = {  # student -> total autograded score (of 33)
     "reference": 27, "blank": 0, "partial": 20, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
     "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "reads_answers": 20, "corrupt_json": 0,
     # links to grader-only files and a peer's work, a FIFO and a socket named like notebook 03, beside the
@@ -266,9 +268,9 @@ def test_nothing_keeps_running_after_the_batch(course):
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
 def test_each_submission_gets_its_expected_score(course, student):
-    """Does each honest or hostile submission get exactly the score its work earns, out of 27?"""
+    """Does each honest or hostile submission get exactly the score its work earns, out of 33?"""
     row = _export(course)[student]
-    assert float(row["max_score"]) == 27
+    assert float(row["max_score"]) == MAX_SCORE
     assert float(row["score"]) == EXPECTED[student], _autograded_output(course, student)[-1500:]
 
 
@@ -294,7 +296,7 @@ def test_printed_success_and_edited_points_do_not_count(course):
     """Are the restored test cells, not the submission's own outputs or metadata, what scored it?"""
     output = _autograded_output(course, "fake_success")
     assert "All tests passed! Score: 20/20" in output  # it ran, and it did not matter
-    assert float(_export(course)["fake_success"]["max_score"]) == 27
+    assert float(_export(course)["fake_success"]["max_score"]) == MAX_SCORE
 
 
 @pytest.mark.skipif(not ROOT, reason="confinement (hidden paths, unprivileged kernel) needs root on Linux")
