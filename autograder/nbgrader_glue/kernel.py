@@ -121,6 +121,16 @@ def start_reaper(cleanup: Callable[[], None]) -> int:
     return write_end
 
 
+def share_connection(info: dict, private: Path, links: list[Path], copy: Path) -> None:
+    """Link jupyter's sockets into ``private`` (appending each link to ``links``) and write ``copy``: the kernel's own
+    connection file, readable by nobody only, naming the socket paths as the sandbox sees them."""
+    ip = client_ip(info["ip"])
+    link_sockets(ip, info, private, links)
+    copy.write_text(json.dumps({**info, "ip": f"{INSIDE_SOCKETS}/{ip.name}"}, indent=1))
+    os.chown(copy, NOBODY, NOBODY)
+    os.chmod(copy, 0o600)
+
+
 def run_forked(argv: list[str], connection: Path, info: dict, cwd: Path) -> int:
     """A kernel forked from the student's sandbox (``autograder.nbgrader_glue.zygote``); returns its exit status."""
     from autograder.nbgrader_glue import zygote
@@ -144,11 +154,7 @@ def run_forked(argv: list[str], connection: Path, info: dict, cwd: Path) -> int:
                 link.unlink()
 
     try:
-        ip = client_ip(info["ip"])
-        link_sockets(ip, info, private, links)
-        copy.write_text(json.dumps({**info, "ip": f"{INSIDE_SOCKETS}/{ip.name}"}, indent=1))
-        os.chown(copy, NOBODY, NOBODY)
-        os.chmod(copy, 0o600)
+        share_connection(info, private, links, copy)
         request = zygote.KernelRequest(sock, f"{INSIDE_SOCKETS}/{connection.name}")
         kernel.append(request.pid)
     except BaseException:
@@ -195,14 +201,8 @@ def run_confined(argv: list[str]) -> int:
                 link.unlink()
 
     try:
-        ip = client_ip(info["ip"])
-        link_sockets(ip, info, private, links)
-        # the kernel's own copy, readable by nobody, naming the socket paths as it sees them
-        copy = private / connection.name
-        copy.write_text(json.dumps({**info, "ip": f"{INSIDE_SOCKETS}/{ip.name}"}, indent=1))
-        for path in (private, copy):
-            os.chown(path, NOBODY, NOBODY)
-        os.chmod(copy, 0o600)
+        share_connection(info, private, links, private / connection.name)
+        os.chown(private, NOBODY, NOBODY)
     except BaseException:
         cleanup()
         raise

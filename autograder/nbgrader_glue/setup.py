@@ -46,6 +46,9 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.timeout = timeout  # seconds per cell; a cell past it is interrupted and scores zero
     c.Execute.interrupt_on_timeout = True
+    # a kernel's first answer (nbclient waits 60 s by default): a student's first kernel also starts its sandbox, and
+    # on a machine whose cores are all busy that alone took over 60 s; the student's own time limit still bounds it
+    c.Execute.startup_timeout = 180
     # feedback shows each cell's outcome, not the hidden tests' code: neither in the cell nor in its traceback
     c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
                                         "autograder.nbgrader_glue.feedback.HideHiddenTestTracebacks",

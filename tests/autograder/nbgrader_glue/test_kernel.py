@@ -303,3 +303,12 @@ def test_a_notebook_that_kills_its_sandboxs_server_harms_nothing(grading_config,
     finally:
         client.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_a_first_kernel_may_answer_late_on_a_busy_machine(grading_config):
+    """Does nbgrader wait longer than nbclient's default 60 s for a kernel's first answer (a student's first kernel
+    starts the student's sandbox too), while every cell keeps its own time limit?"""
+    from nbclient import NotebookClient
+
+    assert grading_config.Execute.startup_timeout >= 3 * NotebookClient.startup_timeout.default_value
+    assert grading_config.Execute.timeout == 120 and grading_config.Execute.interrupt_on_timeout
