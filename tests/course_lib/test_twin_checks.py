@@ -628,15 +628,6 @@ SLIPS_07_B = {
 }
 
 
-@pytest.mark.parametrize("slip", list(SLIPS_07_B))
-@SLIPS
-@given(st.data())
-def test_07_b_slips_fail(slip, data):
-    """Does this slip in (b) fail, at every scale and dtype, with a message?"""
-    M, q = data.draw(SLIPS_07_B[slip])
-    dtype = data.draw(DTYPES)
-    _slip_check(_07_b, (M.to(dtype), q.to(dtype)))
-
 
 # 07 (c) ------------------------------------------------------------------------------------------------
 @st.composite
@@ -722,14 +713,16 @@ SLIPS_07_D = {
 }
 
 
-@pytest.mark.parametrize("slip", list(SLIPS_07_D))
+@pytest.mark.parametrize("part, slip", [("b", slip) for slip in SLIPS_07_B] + [("d", slip) for slip in SLIPS_07_D])
 @SLIPS
 @given(st.data())
-def test_07_d_slips_fail(slip, data):
-    """Does this slip in (d) fail, at every scale and dtype, with a message?"""
-    q1, q2 = data.draw(SLIPS_07_D[slip])
+def test_07_b_and_d_slips_fail(part, slip, data):
+    """Does this slip of a two-tensor answer, (b)'s (M, q) or (d)'s two queries, fail at every scale and dtype, with a
+    message?"""
+    check, slips = {"b": (_07_b, SLIPS_07_B), "d": (_07_d, SLIPS_07_D)}[part]
+    first, second = data.draw(slips[slip])
     dtype = data.draw(DTYPES)
-    _slip_check(_07_d, (q1.to(dtype), q2.to(dtype)))
+    _slip_check(check, (first.to(dtype), second.to(dtype)))
 
 
 # 07 (e) ------------------------------------------------------------------------------------------------
