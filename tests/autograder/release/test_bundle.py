@@ -113,3 +113,39 @@ def test_a_bundle_without_the_course_data_warns_and_one_with_answers_is_refused(
     shutil.copy(world_answers, polluted / layout.TEST_INPUTS)
     assert main(["bundle", "--out", str(tmp_path / "dist"), "--data-dir", str(polluted)]) == 2
     assert not (tmp_path / "dist" / NAME).exists()
+
+
+def test_a_student_who_follows_the_readme_keeps_every_run_point(tmp_path):
+    """A student who writes the reference's answers into the unzipped notebooks and runs the training cells with no
+    setting of their own (the course's data and preset, as the README says): does the grader, on the course's own
+    world (not the public default one), give every run split its points?"""
+    from autograder.__main__ import main
+    from autograder.checks import registry
+    from conftest import SOLUTIONS
+    from course_lib.world import write_world
+
+    answers = tmp_path / "grader_only" / layout.TEST_ANSWERS
+    answers.parent.mkdir()
+    world_dir = write_world(tmp_path / "course-world", seed=7, answers_path=answers)[layout.WIKI].parent
+    world_answers = answers
+    build_bundle(tmp_path / "dist", world_dir, preset="smoke")
+    unzipped = tmp_path / "dist" / NAME
+    folder = tmp_path / "submitted" / "student" / "a5"
+    shutil.copytree(unzipped, tmp_path / "copy")
+    for notebook in SOLUTIONS.glob("*.ipynb"):  # the answers written
+        shutil.copy(notebook, tmp_path / "copy" / "notebooks" / "a5" / notebook.name)
+    body = ("from course_lib import notebook_env\n"
+            "from course_lib.notebook_loader import load_notebooks, notebook_paths\n"
+            "from course_lib.runs import RUNS\n"
+            "parts = vars(load_notebooks(notebook_paths('.')))\n"
+            "for name in RUNS:  # what the training cells do, in the notebooks' order\n"
+            "    assert notebook_env.run_or_load(name, parts) is not None, name\n")
+    result = _isolated(tmp_path / "copy", body, tmp_path / "copy" / "notebooks" / "a5")
+    assert result.returncode == 0, result.stderr[-2000:]
+    shutil.copytree(tmp_path / "copy" / "notebooks" / "a5", folder)  # the folder the README says to hand in
+    out = tmp_path / "grades"
+    assert main(["grade", str(tmp_path / "submitted"), "--out", str(out), "--data-dir", str(world_dir), "--answers",
+                 str(world_answers), "--preset", "smoke", "--workers", "1"]) == 0
+    parts = {p["part"]: p for p in json.loads((out / "reasons.json").read_text())["student"]}
+    runs = {label: parts[label] for label in registry.RUN_CELLS}
+    assert all(p["points"] == p["max_points"] > 0 for p in runs.values()), runs
