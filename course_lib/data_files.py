@@ -80,3 +80,13 @@ def read_birth_places(path: str | Path, require_answers: bool = False) -> list[B
 def read_predictions(path: str | Path) -> list[str]:
     """One predicted place per line (see ``read_lines``)."""
     return read_lines(path)
+
+
+def read_handed_in_predictions(path: str | Path, questions: int) -> list[str]:
+    """A predictions file as a reader of the handout's format reads it, for ``questions`` questions: a UTF-8
+    byte-order mark, CRLF line ends, spaces at the ends of a line and blank lines after the last answer are not
+    predictions (what the grader and the notebooks' run cells both read)."""
+    lines = [line.strip() for line in read_predictions(path)]
+    while len(lines) > questions and not lines[-1]:
+        lines.pop()
+    return lines

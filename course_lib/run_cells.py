@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from . import layout, notebook_env
-from .data_files import read_birth_places, read_predictions
+from .data_files import read_birth_places, read_handed_in_predictions
 from .evaluation import accuracy
 from .runs import RUNS
 
@@ -44,9 +44,7 @@ def check_run(run_name: str) -> None:
         raise RunNotHandedIn(f"{spec.outputs} is not written yet: the training cell above writes it to "
                              f"{notebook_env.OUT_DIR} once every part it runs is written")
     questions = read_birth_places(notebook_env.ensure_data() / spec.eval_corpus)  # [N]
-    predictions = [line.strip() for line in read_predictions(path)]
-    while len(predictions) > len(questions) and not predictions[-1]:
-        predictions.pop()  # blank lines after the last answer are not answers (nor for the grader)
+    predictions = read_handed_in_predictions(path, len(questions))  # as the grader reads them
     if len(predictions) != len(questions):
         raise RunNotHandedIn(f"{spec.outputs} has {len(predictions)} lines for {len(questions)} questions: "
                              "run the training cell above again")

@@ -13,7 +13,7 @@ from autograder.confinement.jobs import JobResult, run_job
 from autograder.exports import reasons
 from autograder.grading.results import OUT_OF_TIME, Budget, PartResult, Settings
 from course_lib import layout
-from course_lib.data_files import DataFormatError, read_predictions
+from course_lib.data_files import DataFormatError, read_handed_in_predictions
 from course_lib.evaluation import accuracy
 from course_lib.presets import get_preset
 
@@ -68,15 +68,6 @@ def grade_runs(folder: Path, settings: Settings, code: list[PartResult], gold: d
         results.append(PartResult(label, bar.points if met else 0.0, bar.points,
                                   f"{correct}/{total} right ({100 * correct / total:.1f}%); the bar is {need}{note}"))
     return results
-
-
-def read_handed_in_predictions(path: Path, questions: int) -> list[str]:
-    """The predictions file as a reader of the handout's format reads it: a UTF-8 byte-order mark, CRLF line ends,
-    spaces at the ends of a line and blank lines after the last answer are not predictions."""
-    lines = [line.strip() for line in read_predictions(path)]
-    while len(lines) > questions and not lines[-1]:
-        lines.pop()
-    return lines
 
 
 def _missing(name: str, notes: dict[str, str]) -> str:
