@@ -13,24 +13,22 @@ from __future__ import annotations
 import os
 
 from . import layout, notebook_env
+from .check_failed import CheckFailed
 from .data_files import read_birth_places, read_handed_in_predictions
 from .evaluation import accuracy
 from .runs import RUNS
 
 
-class _OneLine(Exception):
-    """Shown by IPython as its message alone (IPython's ``_render_traceback_``), not as a traceback."""
+class ScoredByTheGrader(Exception):
+    """The kernel does not score runs: the grader's points replace this cell's 0. Shown by IPython as its message
+    alone (``_render_traceback_``), not as a traceback."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"{type(self).__name__}: {self}"]
 
 
-class ScoredByTheGrader(_OneLine):
-    """The kernel does not score runs: the grader's points replace this cell's 0."""
-
-
-class RunNotHandedIn(_OneLine):
-    """The run's predictions are missing or have the wrong number of lines."""
+class RunNotHandedIn(CheckFailed):
+    """The run's predictions are missing or have the wrong number of lines: a check's verdict, shown in one line."""
 
 
 def check_run(run_name: str) -> None:
