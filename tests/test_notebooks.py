@@ -6,7 +6,7 @@ import shutil
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from notebook_client import notebook_client
 
 from conftest import SOLUTIONS
 
@@ -121,9 +121,9 @@ def test_solution_notebook_executes_top_to_bottom(series, name):
     nb = nbformat.read(series / name, as_version=4)
     # force_raise_errors: the answer and test cells carry raises-exception (so Run All goes past an answer not
     # written yet); here, in the solutions, any error at all must fail
-    # (600 s a cell: under the whole suite's load one run of 07 stalled for about 240 s in two suites of five, 3 s alone;
-    # not understood yet, so the limit leaves room rather than fail the suite on it)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", force_raise_errors=True,
+    # (notebook_client: with nbclient's Output-widget stand-in, 07's interact cell stalled for the whole 240 s
+    # limit in two suites of five, tests/notebook_client.py says why)
+    client = notebook_client(nb, timeout=240, kernel_name="python3", force_raise_errors=True,
                             resources={"metadata": {"path": str(series)}})
     client.execute()
 

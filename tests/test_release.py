@@ -121,7 +121,7 @@ def test_run_all_on_the_blank_release_reaches_the_end(name, tmp_path, monkeypatc
     """Does Run All on a blank notebook go on to its last cell (as JupyterLab's does: only a cell tagged
     raises-exception may fail without stopping it), with every failure one line saying what is not written yet
     and no traceback?"""
-    from nbclient import NotebookClient
+    from notebook_client import notebook_client
 
     monkeypatch.setenv("COURSE_PRESET", "smoke")
     monkeypatch.setenv("COURSE_DATA_DIR", str(world_dir))
@@ -129,7 +129,7 @@ def test_run_all_on_the_blank_release_reaches_the_end(name, tmp_path, monkeypatc
     for path in RELEASE.glob("*.ipynb"):  # later notebooks load earlier ones
         shutil.copy(path, tmp_path / path.name)
     nb = nbformat.read(tmp_path / name, as_version=4)
-    NotebookClient(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    notebook_client(nb, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     assert all(c.get("execution_count") for c in nb.cells if c.cell_type == "code"), "Run All stopped early"
     for cell in nb.cells:
         for output in cell.get("outputs", []):

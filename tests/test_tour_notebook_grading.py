@@ -6,7 +6,7 @@ import time
 import nbformat
 import pytest
 from conftest import SOLUTIONS
-from nbclient import NotebookClient
+from notebook_client import notebook_client
 
 TOUR = SOLUTIONS / "01_setup_and_tour.ipynb"
 SKIP_LINES = {"(training skipped while grading)", "(sampling skipped while grading: the model was not trained)"}
@@ -24,7 +24,7 @@ def test_tour_training_cells_are_inert_under_autograde(tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_PRESET", "smoke")
     nb = nbformat.read(TOUR, as_version=4)
     started = time.monotonic()
-    NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    notebook_client(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     elapsed = time.monotonic() - started
     training = [c for c in nb.cells if "training" in c.metadata.get("tags", [])]
     assert len(training) == 2

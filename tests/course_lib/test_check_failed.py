@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from notebook_client import notebook_client
 
 from course_lib.check_failed import CheckFailed, require
 
@@ -30,7 +30,7 @@ def test_a_real_kernel_shows_the_message_without_a_traceback():
     nb.cells = [nbformat.v4.new_code_cell(
         "from course_lib.check_failed import require\nrequire(False, 'write __getitem__ first')")]
     with pytest.raises(CellExecutionError):
-        NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+        notebook_client(nb, timeout=60, kernel_name="python3").execute()
     error = next(o for o in nb.cells[0].outputs if o.output_type == "error")
     assert error.ename == "CheckFailed" and error.evalue == "write __getitem__ first"
     assert error.traceback == ["Check failed: write __getitem__ first"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import linecache
 
 import nbformat
-from nbclient import NotebookClient
+from notebook_client import notebook_client
 
 from course_lib.not_written import line, unwritten
 
@@ -55,7 +55,7 @@ def test_other_not_implemented_errors_are_not_the_stub():
 def _run_in_kernel(*sources: str, tags=("raises-exception",)) -> list:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(s, metadata={"tags": list(tags)}) for s in sources]
-    NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    notebook_client(nb, timeout=60, kernel_name="python3").execute()
     return nb.cells
 
 
