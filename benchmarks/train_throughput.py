@@ -112,6 +112,7 @@ ROWS = [
     ("+ fast CPU dropout", dict(fast_dropout=True), {}),
     ("+ 32 length buckets", {}, dict(length_buckets=32)),
     ("+ glibc keeps freed memory", {}, dict(keep_freed_memory=True)),
+    ("+ fused AdamW", {}, dict(fused_adamw=True)),
 ]
 NO_DROPOUT = dict(embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
 

@@ -95,10 +95,26 @@ class CausalSelfAttention(nn.Module):
         B, T, C = t.size()
         return t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
 
+    def _fused_heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q, k, v (B, nh, T, hs), contiguous, from one matmul over the three projections side by side.
+
+        The same weights as ``query``, ``key`` and ``value`` (so the same checkpoints);
+        one wide matmul and one copy into head order instead of three of each, and
+        under autocast one cast of x instead of three.
+        """
+        B, T, C = x.size()
+        weight = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3C, C)
+        bias = torch.cat([self.query.bias, self.key.bias, self.value.bias])  # (3C,)
+        qkv = F.linear(x, weight, bias).view(B, T, 3, self.n_head, C // self.n_head)  # (B, T, 3, nh, hs)
+        return qkv.permute(2, 0, 3, 1, 4).contiguous().unbind(0)  # each (B, nh, T, hs)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input(x, self.proj.in_features, self.block_size)
         B, T, C = x.size()
-        k, q, v = self._heads(self.key(x)), self._heads(self.query(x)), self._heads(self.value(x))  # (B, nh, T, hs)
+        if self.impl == "sdpa":
+            q, k, v = self._fused_heads(x)  # (B, nh, T, hs)
+        else:  # the readable path: one projection each
+            k, q, v = self._heads(self.key(x)), self._heads(self.query(x)), self._heads(self.value(x))
         dropping = self.training and self.attn_pdrop > 0
         sdpa_on_cpu = self.impl == "sdpa" and x.device.type == "cpu"
         if sdpa_on_cpu and self.fast_dropout and dropping:

@@ -3,13 +3,16 @@
 torch's CPU dropout draws one Bernoulli sample per element from a serial
 Mersenne Twister on non-Intel CPUs (its parallel MKL path checks for an Intel
 CPU) and keeps a float mask, which made up most of dropout's cost on the AMD CPUs
-measured (benchmarks/FINDINGS.md). Here each 64-bit draw of the same generator yields
-four 16-bit numbers, an element is dropped when its number falls in the lowest
-``round(p * 65536)`` of the 65,536 values (p = 0.1 drops with probability
-0.1000061), and a one-byte mask is kept for the backward pass. Survivors are
-scaled by 1 / (1 - p) as usual. Seeded by ``torch.manual_seed`` like any other
-torch randomness. On CUDA, torch's own dropout is already fast and is used
-unchanged.
+measured; on the Intel CPU measured since it was no faster (benchmarks/FINDINGS.md).
+Here each 64-bit draw of the same generator yields four 16-bit numbers, an
+element is dropped when its number falls in the lowest ``round(p * 65536)`` of
+the 65,536 values (p = 0.1 drops with probability 0.1000061). The mask becomes a
+tensor of x's dtype holding 0 or 1 / (1 - p), and dropout is one multiply by it
+each way: on the Intel CPU a multiply took about a third of the time of a
+``torch.where`` over a bool mask. In bfloat16, whose 1 / (1 - p) is not exact,
+the mask holds 0 or 1 and the scale is a second multiply by a Python float.
+Seeded by ``torch.manual_seed`` like any other torch randomness. On CUDA,
+torch's own dropout is already fast and is used unchanged.
 """
 from __future__ import annotations
 
@@ -22,39 +25,37 @@ from torch import nn
 _LEVELS = 1 << 16  # 16-bit numbers: the drop probability is a multiple of 1/65536
 
 
-def drop_mask(shape: torch.Size | tuple[int, ...], p: float) -> torch.Tensor:
-    """Bool tensor of ``shape``, True where an element is dropped (probability p to 1/65536)."""
+def _numbers(shape: torch.Size | tuple[int, ...]) -> torch.Tensor:
+    """int16 tensor of ``shape``, uniform on [-32768, 32767]: four numbers from each 64-bit draw."""
     n = math.prod(shape)
     words = torch.empty((n + 3) // 4, dtype=torch.int64).random_(-(2 ** 63), None)  # 64 random bits each
-    numbers = words.view(torch.int16)[:n].view(shape)  # uniform on [-32768, 32767]
-    return numbers < round(p * _LEVELS) - _LEVELS // 2
+    return words.view(torch.int16)[:n].view(shape)
 
 
-class _ZeroDropped(torch.autograd.Function):
-    """x with the dropped elements zeroed and the rest times ``scale``; the backward does the same to the gradient.
+def _threshold(p: float) -> int:
+    return round(p * _LEVELS) - _LEVELS // 2  # numbers below it are dropped: round(p * 65536) of the 65,536
 
-    One pass each way over x, and the saved mask is one byte per element
-    (``masked_fill`` would copy x first and ``x * mask`` would cast the mask to float).
-    """
 
-    @staticmethod
-    def forward(ctx, x: torch.Tensor, drop: torch.Tensor, scale: float) -> torch.Tensor:
-        ctx.save_for_backward(drop)
-        ctx.scale = scale
-        out = torch.where(drop, 0.0, x)
-        return out if scale == 1.0 else out.mul_(scale)
+def drop_mask(shape: torch.Size | tuple[int, ...], p: float) -> torch.Tensor:
+    """Bool tensor of ``shape``, True where an element is dropped (probability p to 1/65536)."""
+    return _numbers(shape) < _threshold(p)
 
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad: torch.Tensor):
-        (drop,) = ctx.saved_tensors
-        g = torch.where(drop, 0.0, grad)
-        return (g if ctx.scale == 1.0 else g.mul_(ctx.scale)), None, None
+
+def keep_mask(shape: torch.Size | tuple[int, ...], p: float, scale: float, dtype: torch.dtype) -> torch.Tensor:
+    """Tensor of ``shape`` and ``dtype``: 0 where :func:`drop_mask` (same draw) drops, ``scale`` elsewhere."""
+    kept = (_numbers(shape) >= _threshold(p)).to(dtype)
+    return kept if scale == 1.0 else kept.mul_(scale)
 
 
 def zero_dropped(x: torch.Tensor, p: float, scale: float) -> torch.Tensor:
-    """Zero each element of the CPU tensor x with probability p (to 1/65536) and multiply the rest by ``scale``."""
-    return _ZeroDropped.apply(x, drop_mask(x.shape, p), scale)
+    """Zero each element of the CPU tensor x with probability p (to 1/65536) and multiply the rest by ``scale``.
+
+    The gradient is the same mask times the same scale: autograd's backward of a
+    multiply by a tensor that needs no gradient.
+    """
+    if scale == 1.0 or x.dtype in (torch.float32, torch.float64):
+        return x * keep_mask(x.shape, p, scale, x.dtype)
+    return (x * keep_mask(x.shape, p, 1.0, x.dtype)).mul_(scale)  # the scale at full precision, not rounded to x's
 
 
 def fast_dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:

@@ -38,13 +38,13 @@ _CPU_MODEL = dict(n_layer=2, n_head=4, n_embd=128, embd_pdrop=0.0, resid_pdrop=0
 _CPU_COMMON = dict(num_workers=0, shuffle=True, trim_padding=True, final_tokens="auto", batch_size=16)
 
 # gpu-fast: the same hyperparameters as gpu; only how each step is computed changes
-# (SDPA attention is the default everywhere; fused AdamW needs CUDA and is ignored elsewhere)
+# (SDPA attention is the default everywhere; fused AdamW runs on CUDA and CPUs)
 _GPU_FAST = dict(fused_adamw=True, autocast_bf16=True, trim_padding=True)
 
 # cpu-handout: the same hyperparameters computed faster on a CPU: dropout masks drawn cheaply
-# (same rates, another random stream), glibc keeping freed memory, trimmed padding (rows of
-# benchmarks/train_throughput.py), and no loader workers to compete with the compute threads
-_CPU_HANDOUT = dict(trim_padding=True, keep_freed_memory=True, num_workers=0)
+# (same rates, another random stream), glibc keeping freed memory, trimmed padding, fused AdamW
+# (rows of benchmarks/train_throughput.py), and no loader workers to compete with the compute threads
+_CPU_HANDOUT = dict(trim_padding=True, keep_freed_memory=True, fused_adamw=True, num_workers=0)
 
 _SMOKE_STAGE = dict(num_workers=0, max_epochs=1, batch_size=32, max_steps=4, progress=False)
 
@@ -82,7 +82,7 @@ PRESETS: dict[str, Preset] = {
         Preset(
             name="cpu-handout",
             description="the SPEC's model and hyperparameters on a CPU (many hours): trimmed padding, "
-                        "cheap dropout masks, reused memory",
+                        "cheap dropout masks, reused memory, fused AdamW",
             model=dict(fast_dropout=True),
             pretrain=_CPU_HANDOUT,
             finetune_without_pretrain=_CPU_HANDOUT,

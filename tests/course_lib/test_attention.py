@@ -17,6 +17,21 @@ def test_sdpa_and_manual_agree(B, T, C, H):
     assert torch.allclose(fast(x), slow(x), atol=1e-5)
 
 
+def test_the_fused_projection_trains_query_key_and_value_as_the_readable_path():
+    """Do the fused q/k/v projection and the three readable ones give the same gradient to every parameter?"""
+    torch.manual_seed(0)
+    fast = CausalSelfAttention(GPTConfig(10, 32, n_head=4, n_embd=16)).eval()
+    slow = CausalSelfAttention(GPTConfig(10, 32, n_head=4, n_embd=16, attention_impl="manual")).eval()
+    slow.load_state_dict(fast.state_dict())
+    x = torch.randn(3, 9, 16)
+    g = torch.randn(3, 9, 16)
+    fast(x).backward(g)
+    slow(x).backward(g)
+    grads = {name: p.grad for name, p in slow.named_parameters()}
+    for name, p in fast.named_parameters():
+        assert p.grad is not None and torch.allclose(p.grad, grads[name], atol=1e-5), name
+
+
 def test_vanilla_attention_is_causal():
     """Does changing position t+1 leave outputs up to t unchanged?"""
     torch.manual_seed(0)

@@ -41,6 +41,17 @@ def test_survivors_are_scaled_and_gradients_follow_the_mask():
     assert torch.equal(x.grad, kept.float() * 1.25)
 
 
+def test_bfloat16_survivors_are_scaled_at_full_precision():
+    """In bfloat16, is each survivor x / (1 - p) rounded once (not x times a rounded 1 / (1 - p)), and dropped ones zero?"""
+    torch.manual_seed(4)
+    x = torch.randn(300, 400).to(torch.bfloat16)
+    out = fast_dropout(x, 0.1)
+    assert out.dtype == torch.bfloat16
+    kept = out != 0
+    assert 0.09 < 1 - kept.float().mean().item() < 0.11
+    assert torch.equal(out[kept], (x[kept].float() * (1 / 0.9)).to(torch.bfloat16))
+
+
 def test_seeded_masks_repeat():
     """Does torch.manual_seed make the masks repeat?"""
     torch.manual_seed(3)

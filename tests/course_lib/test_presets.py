@@ -52,7 +52,7 @@ def test_cpu_handout_keeps_the_handout_and_switches_cpu_paths():
     config = model_config(handout, 256)
     assert (config.n_layer, config.n_head, config.n_embd, config.attn_pdrop) == (4, 8, 256, 0.1)
     for stage in (handout.pretrain, handout.finetune_with_pretrain, handout.finetune_without_pretrain):
-        assert set(stage) == {"trim_padding", "keep_freed_memory", "num_workers"}
+        assert set(stage) == {"trim_padding", "keep_freed_memory", "fused_adamw", "num_workers"}
 
 
 def test_overrides_change_one_copy_only():

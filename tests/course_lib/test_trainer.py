@@ -138,3 +138,22 @@ def test_bf16_autocast_follows_the_float32_run():
     # bfloat16 keeps 8 bits of mantissa: close (under 0.5% here), not the same numbers
     assert losses[True] != losses[False]
     assert max(abs(a / b - 1) for a, b in zip(losses[True], losses[False])) < 0.02
+
+
+def test_fused_adamw_on_the_cpu_follows_the_loop():
+    """Does a seeded CPU run with fused AdamW reach the same weights as torch's default AdamW, to float error?"""
+    from unittest import mock
+
+    weights = {}
+    for fused in (False, True):
+        torch.manual_seed(0)
+        model = GPT(GPTConfig(8, 8, n_layer=1, n_head=2, n_embd=16))
+        before = torch.cat([p.detach().flatten() for p in model.parameters()])
+        config = TrainerConfig(max_epochs=3, batch_size=8, learning_rate=1e-2, seed=0, progress=False,
+                               device="cpu", fused_adamw=fused)
+        with mock.patch.object(torch.optim, "AdamW", wraps=torch.optim.AdamW) as adamw:
+            Trainer(model, Memorise(), None, config).train()
+        assert adamw.call_args.kwargs.get("fused", False) is fused
+        weights[fused] = torch.cat([p.detach().flatten() for p in model.parameters()])
+        assert (weights[fused] - before).abs().max() > 1e-2  # the runs trained
+    assert torch.allclose(weights[True], weights[False], atol=1e-5)
