@@ -1,6 +1,6 @@
 """An honest cohort: the reference's work handed in the ways real students hand it in, every one at full marks.
 
-Each student is the reference solution (and its smoke-preset run files) in one other shape a
+Each student is the reference solution (and its smoke-preset run files) in other shapes a
 student's Jupyter, editor, operating system or file tools produce: IPython syntax in extra or
 answer cells, other notebook format versions and line ends, saved outputs, predictions files
 with Windows line ends or a byte-order mark or a trailing blank line, thousands of other files,
@@ -12,8 +12,8 @@ Both graders run on the cohort with the instructor's commands, as root with conf
 record, into the same gradebook). Every student must get the reference's score in both.
 nbgrader reads notebooks only: students whose notebooks are the reference's byte for byte and
 whose ids are plain (the run-file shapes, whose other files the collect step leaves out for both
-graders alike) go through ``autograder grade`` only, which keeps the module inside the suite's
-time budget.
+graders alike) go through ``autograder grade`` only. Shapes that touch different files share a
+student. Both keep the module inside the suite's time budget.
 """
 from __future__ import annotations
 
@@ -192,62 +192,73 @@ def _with_persistent_masks(name: str, state: dict) -> dict:
     return {**state, **{f"blocks.{b}.attn.mask": mask.clone() for b in blocks}}
 
 
-def _shapes(submitted: Path, copy) -> list[str]:
-    """Make each honest student from a fresh copy of the reference; the students' ids."""
-    made = {}
+def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
+    """Make the honest students from fresh copies of the reference: student id -> the shapes it hands in.
 
-    def student(name):
-        made[name] = copy(name)
+    Shapes that touch different files share a student (the IPython lines go into four notebooks of
+    one student, an unusual id carries other code): 27 shapes in 16 students besides the reference,
+    so both graders' work fits the suite's time budget. A lost point names the student's shapes.
+    """
+    made: dict[str, Path] = {}
+    shapes: dict[str, list[str]] = {}
+
+    def student(name, *carried):
+        if name not in made:
+            made[name] = copy(name)
+            shapes[name] = []
+        shapes[name].extend(carried)
         return made[name]
 
-    _add_cell(student("ipython_display"), NB02, "display(initialize_vanilla_model)\nfinetune?\n%matplotlib inline")
-    _add_cell(student("cell_magic_bash"), NB03, "%%bash\necho this cell is for the student's own eyes", 3)
-    _add_cell(student("shell_escapes"), NB04, "files = !ls\n!pip install --quiet nothing-from-the-network\n"
-                                              "print(len(files))")
-    _add_cell(student("percent_continuation_and_await"), NB05, "remainder = 17 \\\n% 5\nprint(remainder)\n"
-                                                               "import asyncio\nawait asyncio.sleep(0)")
-    _prefix_answer(student("timed_answers"), NB03, "03-span-corruption", "%%time\n")
-    _add_cell(student("ensure_data_cell"), NB02, "from course_lib import notebook_env\n"
-                                                 "data_dir = notebook_env.ensure_data()\nprint(data_dir)", 3)
-    _add_cell(student("failing_exploration"), NB02, "plot_my_own_histogram(lengths)  # a name never defined")
-    _as_nbformat_4_4(student("nbformat_4_4"))
-    _windows_files(student("windows_line_ends"))
-    _saved_outputs(student("saved_outputs"))
-    path = student("bom_and_blank_lines") / "outputs" / PREDICTIONS  # a byte-order mark, blank lines at the end
-    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes() + b"\n\n")
-    many = student("many_files") / "outputs"
+    lines = student("ipython_lines", "display() and ?", "%%bash", "! escapes", "% continuation and await")
+    _add_cell(lines, NB02, "display(initialize_vanilla_model)\nfinetune?\n%matplotlib inline")
+    _add_cell(lines, NB03, "%%bash\necho this cell is for the student's own eyes", 3)
+    _add_cell(lines, NB04, "files = !ls\n!pip install --quiet nothing-from-the-network\nprint(len(files))")
+    _add_cell(lines, NB05, "remainder = 17 \\\n% 5\nprint(remainder)\nimport asyncio\nawait asyncio.sleep(0)")
+    own_cells = student("Ana María", "an id with a space and an accent", "%%time on an answer",
+                        "a cell asking for the data", "an exploration that fails")
+    _prefix_answer(own_cells, NB03, "03-span-corruption", "%%time\n")
+    _add_cell(own_cells, NB02, "from course_lib import notebook_env\n"
+                               "data_dir = notebook_env.ensure_data()\nprint(data_dir)", 3)
+    _add_cell(own_cells, NB02, "plot_my_own_histogram(lengths)  # a name never defined")
+    _as_nbformat_4_4(student("nbformat_4_4", "nbformat 4.4"))
+    _windows_files(student("windows_line_ends", "CRLF notebooks and predictions"))
+    _saved_outputs(student("saved_outputs", "saved outputs"))
+    many = student("many_files", "2,500 other files", "a byte-order mark and blank lines") / "outputs"
     for i in range(2500):  # a training loop's checkpoints beside the run files
         (many / f"checkpoint-{i:04d}.txt").write_text("x")
-    top = student("runs_at_the_top")
+    (many / PREDICTIONS).write_bytes(b"\xef\xbb\xbf" + (many / PREDICTIONS).read_bytes() + b"\n\n")
+    top = student("runs_at_the_top", "run files at the top")
     for path in (top / "outputs").iterdir():
         path.rename(top / path.name)
     (top / "outputs").rmdir()
-    backup = student("hard_linked_backup")
+    backup = student("hard_linked_backup", "a hard-linked backup")
     (backup / "backup").mkdir()
     os.link(backup / NB03, backup / "backup" / NB03)
-    shared = student("gathered_with_cp_al")  # then linked, file by file, into another student's folder
+    shared = student("gathered_with_cp_al", "gathered with cp -al")  # then linked, file by file, into another's folder
     subprocess.run(["cp", "-al", str(shared.parent), str(submitted / "gathered_with_cp_al_too")], check=True)
     made["gathered_with_cp_al_too"] = submitted / "gathered_with_cp_al_too" / "a5"
-    for name in ("Ana María", "-leading-dash", "--help", "李雷"):
-        student(name)
-    _replace_answer(student("span_with_torch"), NB03, "03-span-corruption", SPAN_WITH_TORCH)
-    synth = student("einsum_persistent_mask")
-    _replace_answer(synth, NB05, "05-synthesizer", SYNTH_EINSUM_PERSISTENT_MASK)
-    _params(synth, _with_persistent_masks)
-    _params(student("dataparallel_params"), lambda name, state: {f"module.{k}": v for k, v in state.items()})
-    _replace_answer(student("functional_dropout"), NB05, "05-synthesizer", SYNTH_FUNCTIONAL_DROPOUT)
-    twins = student("twins_in_other_forms")
+    shapes["gathered_with_cp_al_too"] = ["linked from gathered_with_cp_al"]
+    other_code = student("-leading-dash", "an id with a leading dash", "span corruption drawn with torch",
+                         "functional dropout in the synthesizer")
+    _replace_answer(other_code, NB03, "03-span-corruption", SPAN_WITH_TORCH)
+    _replace_answer(other_code, NB05, "05-synthesizer", SYNTH_FUNCTIONAL_DROPOUT)
+    twins = student("--help", "an id that is an option", "the twins in other forms")
     for notebook, answers in ((NB07, TWINS_07), (NB08, TWINS_08)):
         for grade_id, source in answers.items():
             _replace_answer(twins, notebook, grade_id, source)
-    own = student("own_notebook_and_checkpoints")
+    _params(student("李雷", "an id in Chinese characters", "params saved through DataParallel"),
+            lambda name, state: {f"module.{k}": v for k, v in state.items()})
+    synth = student("einsum_persistent_mask", "an einsum synthesizer with a persistent mask")
+    _replace_answer(synth, NB05, "05-synthesizer", SYNTH_EINSUM_PERSISTENT_MASK)
+    _params(synth, _with_persistent_masks)
+    own = student("own_notebook_and_checkpoints", "a scratch notebook", "Jupyter's checkpoints")
     shutil.copy(own / "01_setup_and_tour.ipynb", own / "09_my_scratch.ipynb")
     (own / ".ipynb_checkpoints").mkdir()
     shutil.copy(REPO / "notebooks" / "a5" / NB03, own / ".ipynb_checkpoints" / "03_span_corruption-checkpoint.ipynb")
-    exchange = student("handed_in_through_the_exchange")  # nbgrader submit's files beside the notebooks
+    exchange = student("handed_in_through_the_exchange", "nbgrader submit's files")  # beside the notebooks
     (exchange / "timestamp.txt").write_text("2026-11-20 09:30:00.000000 UTC")
     (exchange / "submission_secret.txt").write_text("f2b7c4d0a9e1")
-    return sorted(made)
+    return shapes
 
 
 @pytest.fixture(scope="module")
@@ -272,8 +283,8 @@ def course(tmp_path_factory, world_dir, world_answers, smoke_runs):
         return folder
 
     copy("reference")
-    students = ["reference", *_shapes(submitted, copy)]
-    return dict(dir=course, answers=Path(answers), env=env, students=students, world=world_dir)
+    shapes = {"reference": ["the reference"], **_shapes(submitted, copy)}
+    return dict(dir=course, answers=Path(answers), env=env, students=sorted(shapes), shapes=shapes, world=world_dir)
 
 
 def _notebooks(student_folder: Path) -> dict[str, bytes]:
@@ -321,16 +332,16 @@ def graded(course, nbgrader_scores) -> dict:
 
 
 def test_the_cohort_is_large_and_every_student_collected(course, graded):
-    """Are there at least 25 honest students besides the reference, each with a row (no id refused)?"""
-    assert len(course["students"]) >= 26, course["students"]
+    """Are there at least 25 honest shapes besides the reference, and does every student have a row (no id refused)?"""
+    assert sum(len(shapes) for shapes in course["shapes"].values()) - 1 >= 25, course["shapes"]
     assert set(graded["rows"]) == set(course["students"])
 
 
-def test_every_honest_student_gets_the_references_score_of_record(graded):
+def test_every_honest_student_gets_the_references_score_of_record(course, graded):
     """Does every honest shape get every point of the score of record, the reference's score?"""
     reference = float(graded["rows"]["reference"]["score"])
     assert reference == float(graded["rows"]["reference"]["max_score"])
-    lost = {s: [p for p in graded["reasons"][s] if p["points"] < p["max_points"]]
+    lost = {(s, *course["shapes"][s]): [p for p in graded["reasons"][s] if p["points"] < p["max_points"]]
             for s, row in graded["rows"].items() if float(row["score"]) != reference}
     assert not lost, lost
 
@@ -339,9 +350,9 @@ def test_every_honest_student_gets_the_references_score_in_nbgrader(course, nbgr
     """Does nbgrader, in the grading kernel, give every honest shape of notebooks or ids the reference's autograded
     score?"""
     assert set(nbgrader_scores) == set(_nbgraders_students(course))
-    assert len(nbgrader_scores) >= 20, sorted(nbgrader_scores)
+    assert len(nbgrader_scores) >= 12, sorted(nbgrader_scores)
     reference = nbgrader_scores["reference"]
-    assert {s: v for s, v in nbgrader_scores.items() if v != reference} == {}
+    assert {(s, *course["shapes"][s]): v for s, v in nbgrader_scores.items() if v != reference} == {}
 
 
 def test_shared_hard_links_are_flagged_not_zeroed(graded):
