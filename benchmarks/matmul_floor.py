@@ -93,12 +93,12 @@ def main(argv=None) -> int:
     torch.manual_seed(0)
     dataset = parts.CharCorruptionDataset(read_text(Path(args.data_dir) / "wiki.txt"), 128)
     model = GPT(GPTConfig(dataset.vocab_size, 128, fast_dropout=True)).train()
-    order = random.sample(range(len(dataset)), min(len(dataset), args.batch_size * 32))  # one load of 32 batches
+    order = random.sample(range(len(dataset)), min(len(dataset), args.batch_size * 32))  # one load, as 32 buckets draw
     examples = [dataset[i] for i in order]
     batches = list(bucket_batches(examples, args.batch_size, trim=True))[: args.batches]
     peak = max(matmul_gflops(2048, 2048, 2048), matmul_gflops(args.batch_size * 64, 256, 1024))
     print(f"best float32 matmul {peak:.0f} GFLOP/s; original model, fast dropout, batch {args.batch_size}, "
-          f"32 length buckets, {len(batches)} batches", flush=True)
+          f"{len(batches)} batches grouped by length and trimmed", flush=True)
     total_counted = total_step = total_alone = 0.0
     for x, y, _ in batches:
         for _ in range(2):  # warm the kept heap and the kernels
