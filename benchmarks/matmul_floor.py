@@ -20,24 +20,30 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
-from compute_ceiling import matmul_gflops  # noqa: E402  (this folder is on sys.path when run as a script)
 from torch.utils._python_dispatch import TorchDispatchMode
+from train_throughput import best_matmul_gflops, reference_corruption_dataset  # noqa: E402  (a sibling on sys.path)
 
-from course_lib.data_files import read_text
 from course_lib.device import keep_freed_memory
-from course_lib.layout import ORIGINAL_DATA_DIR, SOLUTIONS_DIR
+from course_lib.layout import ORIGINAL_DATA_DIR
 from course_lib.model import GPT, GPTConfig
-from course_lib.notebook_loader import load_notebooks, notebook_paths
 from course_lib.trainer import bucket_batches
 
 MATMULS = {torch.ops.aten.mm.default, torch.ops.aten.addmm.default, torch.ops.aten.bmm.default,
            torch.ops.aten.baddbmm.default}
 
 
+class Layout(NamedTuple):
+    """How a recorded tensor argument was laid out."""
+
+    shape: tuple[int, ...]  # its sizes
+    stride: tuple[int, ...]  # its strides, in elements (transposed views and broadcast dims as recorded)
+
+
 class RecordMatmuls(TorchDispatchMode):
-    """Keeps (op, [(shape, stride) of each tensor argument], other arguments) of every matmul it sees."""
+    """Keeps (op, [Layout of each tensor argument, or the argument itself], keyword arguments) of every matmul."""
 
     def __init__(self):
         super().__init__()
@@ -45,29 +51,28 @@ class RecordMatmuls(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if func in MATMULS:
-            layout = [(tuple(a.shape), a.stride()) if isinstance(a, torch.Tensor) else a for a in args]
+            layout = [Layout(tuple(a.shape), a.stride()) if isinstance(a, torch.Tensor) else a for a in args]
             self.calls.append((func, layout, dict(kwargs or {})))
         return func(*args, **(kwargs or {}))
 
 
 def flops(func, layout) -> int:
     """Multiply-add operations of one recorded matmul, counted 2 per multiply-add."""
-    shapes = [item[0] for item in layout if isinstance(item, tuple) and isinstance(item[0], tuple)]
+    shapes = [item.shape for item in layout if isinstance(item, Layout)]
     a, b = shapes[-2:]  # the two multiplied operands come last among the tensors
     batch = a[0] if len(a) == 3 else 1
     return 2 * batch * a[-2] * a[-1] * b[-1]
 
 
-def strided_random(shape: tuple[int, ...], stride: tuple[int, ...]) -> torch.Tensor:
+def strided_random(layout: Layout) -> torch.Tensor:
     """Random numbers laid out as recorded: transposed views and broadcast (stride 0) dims included."""
-    needed = 1 + sum((size - 1) * step for size, step in zip(shape, stride))
-    return torch.randn(needed).as_strided(shape, stride)
+    needed = 1 + sum((size - 1) * step for size, step in zip(layout.shape, layout.stride))
+    return torch.randn(needed).as_strided(layout.shape, layout.stride)
 
 
 def replay(calls, rounds: int) -> float:
     """Median seconds of running every recorded matmul once, back to back, on tensors of the recorded layouts."""
-    prepared = [(func, [strided_random(*item) if isinstance(item, tuple) and len(item) == 2
-                        and isinstance(item[0], tuple) else item for item in layout], kwargs)
+    prepared = [(func, [strided_random(item) if isinstance(item, Layout) else item for item in layout], kwargs)
                 for func, layout, kwargs in calls]
     times = []
     for _ in range(rounds + 1):  # the first replay warms up
@@ -88,15 +93,13 @@ def main(argv=None) -> int:
     if not (Path(args.data_dir) / "wiki.txt").is_file():
         parser.error(f"no wiki.txt in {args.data_dir}; pass --data-dir with the course's data folder")
     keep_freed_memory()  # as the best row: no page faults on fresh outputs
-    parts = load_notebooks(notebook_paths(SOLUTIONS_DIR), module_name="bench_reference")
-    random.seed(0)
+    dataset = reference_corruption_dataset(args.data_dir)
     torch.manual_seed(0)
-    dataset = parts.CharCorruptionDataset(read_text(Path(args.data_dir) / "wiki.txt"), 128)
     model = GPT(GPTConfig(dataset.vocab_size, 128, fast_dropout=True)).train()
     order = random.sample(range(len(dataset)), min(len(dataset), args.batch_size * 32))  # one load, as 32 buckets draw
     examples = [dataset[i] for i in order]
     batches = list(bucket_batches(examples, args.batch_size, trim=True))[: args.batches]
-    peak = max(matmul_gflops(2048, 2048, 2048), matmul_gflops(args.batch_size * 64, 256, 1024))
+    peak = best_matmul_gflops(args.batch_size)
     print(f"best float32 matmul {peak:.0f} GFLOP/s; original model, fast dropout, batch {args.batch_size}, "
           f"{len(batches)} batches grouped by length and trimmed", flush=True)
     total_counted = total_step = total_alone = 0.0

@@ -126,25 +126,35 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
+def reference_corruption_dataset(data_dir: str):
+    """The reference notebooks' span corruption over the corpus's wiki.txt at the original's block size, seeded."""
+    parts = load_notebooks(notebook_paths(SOLUTIONS_DIR), module_name="bench_reference")
+    random.seed(0)
+    return parts.CharCorruptionDataset(read_text(Path(data_dir) / "wiki.txt"), 128)
+
+
 def measure(args: argparse.Namespace, model_switches: dict | None, trainer_switches: dict) -> Rate:
     """Real-text tokens per second of one row and its matmul work (``model_switches`` None: the original-faithful loop)."""
     if args.threads:
         torch.set_num_threads(args.threads)
-    parts = load_notebooks(notebook_paths(SOLUTIONS_DIR), module_name="bench_reference")
-    random.seed(0)
-    dataset = parts.CharCorruptionDataset(read_text(Path(args.data_dir) / "wiki.txt"), 128)
+    dataset = reference_corruption_dataset(args.data_dir)
     if model_switches is None:
         return seed_faithful(dataset, GPTConfig(dataset.vocab_size, 128), args.batch_size, args.steps, args.warmup)
     mconf = GPTConfig(dataset.vocab_size, 128, **model_switches)  # the original's config, dropout 0.1 unless switched off
     return ours(dataset, mconf, args.batch_size, args.steps, args.warmup, **trainer_switches)
 
 
-def matmul_ceiling(args: argparse.Namespace) -> float:
+def best_matmul_gflops(batch_size: int) -> float:
     """This machine's best float32 matmul GFLOP/s: a big square product or the original model's MLP at a trimmed batch."""
+    width = GPTConfig.n_embd
+    return max(matmul_gflops(2048, 2048, 2048), matmul_gflops(batch_size * 64, width, 4 * width))
+
+
+def matmul_ceiling(args: argparse.Namespace) -> float:
+    """:func:`best_matmul_gflops` with the benchmark's thread count."""
     if args.threads:
         torch.set_num_threads(args.threads)
-    width = GPTConfig.n_embd
-    return max(matmul_gflops(2048, 2048, 2048), matmul_gflops(args.batch_size * 64, width, 4 * width))
+    return best_matmul_gflops(args.batch_size)
 
 
 def planned_rows(bf16: bool) -> list[tuple[str, dict | None, dict, bool]]:

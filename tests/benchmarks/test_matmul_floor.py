@@ -41,10 +41,9 @@ def test_replay_runs_every_layout_it_recorded():
     torch.manual_seed(0)
     model = GPT(GPTConfig(11, 16, n_layer=1, n_head=2, n_embd=8, fast_dropout=True)).train()
     calls = _recorded_step(model, torch.randint(1, 11, (2, 5)))
-    strides = [item[1] for _, layout, _ in calls for item in layout if isinstance(item, tuple) and len(item) == 2
-               and isinstance(item[0], tuple)]
+    strides = [item.stride for _, layout, _ in calls for item in layout if isinstance(item, matmul_floor.Layout)]
     assert any(stride[-1] != 1 for stride in strides)  # transposed operands (weights, K^T, the backward's)
-    biases = [layout[0][0] for func, layout, _ in calls if func is torch.ops.aten.baddbmm.default]
+    biases = [layout[0].shape for func, layout, _ in calls if func is torch.ops.aten.baddbmm.default]
     assert biases and all(len(shape) == 2 for shape in biases)  # the (T, T) causal bias, broadcast over the batch
     seconds = matmul_floor.replay(calls, rounds=2)
     assert 0 < seconds < 10
