@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import os
 
-import matplotlib.pyplot as plt
 import torch
 
 from .attention_math import DTYPE, attend, sample_keys
+from .plots import pyplot
 
 
 def grading() -> bool:
@@ -40,6 +40,7 @@ def head_comparison(means: torch.Tensor, a: int, b: int, single: torch.Tensor, h
 def head_comparison_figure(means, a, b, single, heads, stretch: float, scale: float = 1.0, samples: int = 300):
     """The explorer's two scatter plots (one head, two heads) of c's weights on v_a and v_b."""
     one, many = head_comparison(means, a, b, single, heads, stretch, scale, samples)
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
     for ax, (name, c) in zip(axes, [("your one head (q_single)", one), ("your two heads (q_1, q_2)", many)]):
         # dots against a large plus: the target reads by shape, not only by its red
@@ -57,7 +58,7 @@ def head_comparison_figure(means, a, b, single, heads, stretch: float, scale: fl
 
 def plot_head_comparison(means, a, b, single, heads, stretch: float, scale: float = 1.0, samples: int = 300):
     head_comparison_figure(means, a, b, single, heads, stretch, scale, samples)
-    plt.show()
+    pyplot().show()
 
 
 def _vector(value, name: str, d: int) -> torch.Tensor:
