@@ -120,3 +120,15 @@ def test_notebook_cells_name_only_greyscale_colour_maps():
     assert named, "no colour map found: the pattern is stale"
     for cmap in named:
         assert readable_in_grey(cmap), cmap
+
+
+def test_loading_the_notebooks_leaves_pyplot_unimported():
+    """Do the solution notebooks load without importing pyplot (the grader's jobs load them and draw nothing)?"""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom course_lib.notebook_loader import load_notebooks, notebook_paths\n"
+            f"load_notebooks(notebook_paths({str(SOLUTIONS)!r}))\nprint('matplotlib.pyplot' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"

@@ -318,3 +318,15 @@ def test_a_first_kernel_may_answer_late_on_a_busy_machine(grading_config):
 
     assert grading_config.Execute.startup_timeout >= 3 * NotebookClient.startup_timeout.default_value
     assert grading_config.Execute.timeout == 120 and grading_config.Execute.interrupt_on_timeout
+
+
+def test_the_fork_servers_preload_starts_no_thread():
+    """Does the fork server's preload leave only the main thread (a fork copies just the thread that forks)?"""
+    import subprocess
+    import sys
+
+    code = ("import threading\nfrom autograder.nbgrader_glue.zygote_server import preload\npreload()\n"
+            "print(threading.active_count())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "1", done.stderr[-2000:]
