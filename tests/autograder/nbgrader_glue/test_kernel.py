@@ -227,7 +227,7 @@ def test_interrupt_reaches_the_kernel(kernel):
     time.sleep(1.5)
     started = time.monotonic()
     km.interrupt_kernel()
-    # the reply to that cell (wait_for_ready may have left a kernel_info reply on the channel before it)
+    # the reply to that cell: run alone, the first shell reply read was another request's (status ok)
     reply = kc.get_shell_msg(timeout=20)
     while reply["parent_header"].get("msg_id") != sleeping:
         reply = kc.get_shell_msg(timeout=20)
