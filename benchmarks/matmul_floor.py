@@ -19,15 +19,18 @@ import random
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import NamedTuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from train_throughput import best_matmul_gflops, reference_corruption_dataset  # noqa: E402  (a sibling on sys.path)
+from train_throughput import (  # noqa: E402  (a sibling on sys.path)
+    add_corpus_options,
+    best_matmul_gflops,
+    check_corpus,
+    reference_corruption_dataset,
+)
 
 from course_lib.device import keep_freed_memory
-from course_lib.layout import ORIGINAL_DATA_DIR
 from course_lib.model import GPT, GPTConfig
 from course_lib.trainer import bucket_batches
 
@@ -85,13 +88,11 @@ def replay(calls, rounds: int) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
-    parser.add_argument("--batch-size", type=int, default=128)
+    add_corpus_options(parser)
     parser.add_argument("--batches", type=int, default=4, help="batches of the best row to record and replay")
     parser.add_argument("--rounds", type=int, default=5, help="replays per batch; the median is kept")
     args = parser.parse_args(argv)
-    if not (Path(args.data_dir) / "wiki.txt").is_file():
-        parser.error(f"no wiki.txt in {args.data_dir}; pass --data-dir with the course's data folder")
+    check_corpus(parser, args)
     keep_freed_memory()  # as the best row: no page faults on fresh outputs
     dataset = reference_corruption_dataset(args.data_dir)
     torch.manual_seed(0)

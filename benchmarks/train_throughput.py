@@ -126,6 +126,19 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
+def add_corpus_options(parser: argparse.ArgumentParser) -> None:
+    """--data-dir and --batch-size: the original's corpus and batch, shared with matmul_floor.py, which replays
+    this benchmark's best row."""
+    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
+    parser.add_argument("--batch-size", type=int, default=128)
+
+
+def check_corpus(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Stop with one line when --data-dir holds no wiki.txt."""
+    if not (Path(args.data_dir) / "wiki.txt").is_file():
+        parser.error(f"no wiki.txt in {args.data_dir}; pass --data-dir with the course's data folder")
+
+
 def reference_corruption_dataset(data_dir: str):
     """The reference notebooks' span corruption over the corpus's wiki.txt at the original's block size, seeded."""
     parts = load_notebooks(notebook_paths(SOLUTIONS_DIR), module_name="bench_reference")
@@ -177,8 +190,7 @@ def planned_rows(bf16: bool) -> list[tuple[str, dict | None, dict, bool]]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", default=str(ORIGINAL_DATA_DIR))
-    parser.add_argument("--batch-size", type=int, default=128)
+    add_corpus_options(parser)
     parser.add_argument("--steps", type=int, default=8, help="timed steps per measurement")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps before them")
     parser.add_argument("--rounds", type=int, default=3, help="measurements per row, taken in turns; medians shown")
@@ -186,8 +198,7 @@ def main(argv=None) -> int:
     parser.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
                         help="measure a bf16 autocast row; auto: only if the CPU has bf16 instructions")
     args = parser.parse_args(argv)
-    if not (Path(args.data_dir) / "wiki.txt").is_file():
-        parser.error(f"no wiki.txt in {args.data_dir}; pass --data-dir with the course's data folder")
+    check_corpus(parser, args)
     has_bf16 = cpu_has_bf16()
     bf16 = args.bf16 == "on" or (args.bf16 == "auto" and has_bf16)
     rows = planned_rows(bf16)
