@@ -124,7 +124,7 @@ def test_solution_notebook_executes_top_to_bottom(series, name):
     # (notebook_client: with nbclient's Output-widget stand-in, 07's interact cell stalled for the whole 240 s
     # limit in two suites of five, tests/notebook_client.py says why)
     client = notebook_client(nb, timeout=240, kernel_name="python3", force_raise_errors=True,
-                            resources={"metadata": {"path": str(series)}})
+                             resources={"metadata": {"path": str(series)}})
     client.execute()
 
 
