@@ -8,7 +8,8 @@ transformers and ``run_cell``, never through a parser of our own.
 
 What a cell may do to the world is cut down to what defining things needs:
   - ``%time``, ``%%time``, ``%%capture`` run as IPython runs them (their body defines
-    things); ``%timeit`` and ``%%timeit`` run their statement once, like ``%time``;
+    things); ``%timeit``, ``%%timeit``, ``%prun`` and ``%%prun`` run their statement once,
+    like ``%time`` (no report file is written);
   - every other magic (``%%bash``, ``%%writefile``, ``%pip``, ``%run``, ``%matplotlib``,
     ``obj?`` ...) and every shell escape (``!cmd``, ``x = !cmd``) does nothing and says so
     on standard output (the instructor's log, when grading); ``x = !cmd`` gets an empty list.
@@ -26,7 +27,9 @@ from IPython.utils.text import SList
 from traitlets.config import Config
 
 RUN_AS_IS = frozenset({"time", "capture"})  # magics whose body runs exactly as in IPython
-RUN_ONCE = frozenset({"timeit"})  # timing loops: their statement runs once, under %time
+# magics that run their statement (timing loops once, the profiler without its report files), under %time;
+# each with its options as IPython's own magic parses them
+RUN_ONCE = {"timeit": "n:r:tcp:qo", "prun": "D:l:rs:T:q"}
 
 
 class _LabelCompiler(CachingCompiler):
@@ -46,7 +49,8 @@ class CellShell(InteractiveShell):
             return super().run_line_magic(magic_name, line, _stack_depth + 1)
         if magic_name in RUN_ONCE:
             return super().run_line_magic("time", self._statement(magic_name, line), _stack_depth + 1)
-        print(f"[course loader] %{magic_name} not run here (magics other than %time and %%capture are inert)")
+        print(f"[course loader] %{magic_name} not run here (magics other than %time, %timeit, %prun and %%capture "
+              "are inert)")
         return None
 
     def run_cell_magic(self, magic_name: str, line: str, cell: str):
@@ -55,13 +59,15 @@ class CellShell(InteractiveShell):
         if magic_name in RUN_ONCE:  # the line is setup code, run before the timed body
             setup = self._statement(magic_name, line)
             return super().run_cell_magic("time", "", f"{setup}\n{cell}" if setup.strip() else cell)
-        print(f"[course loader] %%{magic_name} cell not run here (magics other than %%time and %%capture are inert)")
+        print(f"[course loader] %%{magic_name} cell not run here (magics other than %%time, %%timeit, %%prun and "
+              "%%capture are inert)")
         return None
 
     def _statement(self, magic_name: str, line: str) -> str:
         """The statement of a timing magic's line, its options (-n 10 -r 3 ...) removed by IPython's own parser."""
         magics = self.find_line_magic(magic_name).__self__
-        _, statement = magics.parse_options(line, "n:r:tcp:qo", posix=False, strict=False, preserve_non_opts=True)
+        _, statement = magics.parse_options(line, RUN_ONCE[magic_name], posix=False, strict=False,
+                                            preserve_non_opts=True)
         return statement
 
     def system(self, cmd: str) -> None:

@@ -100,7 +100,10 @@ def audit_student(collected: Collected, result: SubmissionResult, settings: Sett
         return out
     runs = [name for part in parts for name in CHAINS[part.name]]
     runs = list(dict.fromkeys(runs))
-    notebooks = sorted(collected.folder.glob("*.ipynb"))
+    # the notebooks a run's ``parts_with`` loads (02 to 05), not the written ones after: a name or setting of 06-08
+    # never reaches a run in the student's Jupyter
+    last = max(p.notebook[:2] for p in registry.RUN_PARTS)
+    notebooks = sorted(p for p in collected.folder.glob("*.ipynb") if p.name[:2] <= last)
     after = {name: [n for n in runs if RUNS[name].reads and RUNS[n].writes == RUNS[name].reads] for name in runs}
     request = {"notebooks": [p.name for p in notebooks], "cell_seconds": settings.cell_seconds, "runs": runs,
                "after": after, "preset": settings.preset, "data_dir": "data",

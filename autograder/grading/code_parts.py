@@ -73,7 +73,8 @@ def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: 
     with tempfile.TemporaryDirectory(prefix="grader-inputs-") as tmp:
         inputs, files = registry.prepare(rng, tmp)
         request = {"notebooks": [p.name for p in notebooks], "cell_seconds": settings.cell_seconds,
-                   "checks": [{"grade_id": c.grade_id, "needs": list(c.needs), "probe": c.probe, "seconds": c.seconds,
+                   "checks": [{"grade_id": c.grade_id, "notebook": c.notebook, "needs": list(c.needs),
+                               "probe": c.probe, "seconds": c.seconds,
                                "inputs": registry.sent_inputs(c, inputs[c.grade_id])} for c in registry.CHECKS]}
         job = run_job("probe", request, {**{p.name: p for p in notebooks}, **files, **data_inputs(settings)},
                       timeout, settings.limits, settings.confined, env={**PROBE_ENV, "COURSE_PRESET": settings.preset})

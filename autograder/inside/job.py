@@ -24,6 +24,7 @@ import traceback
 import types
 
 from . import wire
+from .process_state import ProcessState
 
 CELL_LABEL = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb cell \d+( \([A-Za-z0-9_.-]{1,60}\))?$")
 
@@ -52,27 +53,34 @@ def _error(kind: str, err: BaseException | None = None) -> dict:
     return out
 
 
-def load_parts(paths: list[str], cell_seconds: float | None = None) -> tuple[types.SimpleNamespace, dict, list[str]]:
-    """Every notebook loaded on its own (as nbgrader runs them: past a failing cell) and merged in order;
-    {notebook: what went wrong} for those that could not be read or had failing cells."""
+def load_one(path: str, index: int, cell_seconds: float | None) -> tuple[dict, dict | None, list[str]]:
+    """One notebook's names, loaded as nbgrader runs it (past a failing cell); what went wrong, if anything."""
     from course_lib.notebook_loader import NotebookLoadError, load_notebooks
 
+    try:
+        module = load_notebooks([path], module_name=f"submission_{index}", errors="record", cell_seconds=cell_seconds)
+    except NotebookLoadError:
+        return {}, {"kind": "unreadable"}, []
+    failed = None
+    if module.__errors__:
+        first = module.__errors__[0]
+        where = first.label + (f" line {first.line}" if first.line else "")
+        failed = {"kind": "cell", "type": first.kind, "where": where, "count": len(module.__errors__)}
+    return {k: v for k, v in vars(module).items() if not k.startswith("__")}, failed, module.__not_written__
+
+
+def load_parts(paths: list[str], cell_seconds: float | None = None) -> tuple[types.SimpleNamespace, dict, list[str]]:
+    """Every notebook loaded on its own and merged in order, as a later notebook's ``parts_with`` sees the
+    earlier ones; {notebook: what went wrong} for those that could not be read or had failing cells."""
     merged: dict = {}
     failed: dict = {}
     not_written: list[str] = []
     for i, path in enumerate(paths):
-        name = os.path.basename(path)
-        try:
-            module = load_notebooks([path], module_name=f"submission_{i}", errors="record", cell_seconds=cell_seconds)
-        except NotebookLoadError:
-            failed[name] = {"kind": "unreadable"}
-            continue
-        not_written += module.__not_written__
-        if module.__errors__:
-            first = module.__errors__[0]
-            where = first.label + (f" line {first.line}" if first.line else "")
-            failed[name] = {"kind": "cell", "type": first.kind, "where": where, "count": len(module.__errors__)}
-        merged.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+        names, problem, unwritten = load_one(path, i, cell_seconds)
+        if problem:
+            failed[os.path.basename(path)] = problem
+        not_written += unwritten
+        merged.update(names)
     return types.SimpleNamespace(**merged), failed, not_written
 
 
@@ -80,37 +88,55 @@ def _alarm(signum, frame):
     raise CheckTimeout()
 
 
+def _run_check(probes: dict, check: dict, parts: types.SimpleNamespace) -> dict:
+    """One probe on the grader's inputs, in the names of the check's own notebook: its raw output or what stopped it."""
+    missing = [n for n in check["needs"] if not hasattr(parts, n)]
+    if missing:
+        return {"error": {"kind": "missing", "names": missing}}
+    signal.alarm(max(1, int(check.get("seconds", 60))))
+    started = time.monotonic()
+    try:
+        return {"output": probes[check["probe"]](parts, check["inputs"])}
+    except NotImplementedError as err:
+        return {"error": _error("not_written", err)}
+    except CheckTimeout as err:
+        return {"error": _error("timeout", err)}
+    except MemoryError as err:
+        return {"error": _error("memory", err)}
+    except BaseException as err:  # SystemExit and KeyboardInterrupt from student code too
+        return {"error": _error("raised", err)}
+    finally:
+        signal.alarm(0)
+        print(f"[grader] {check['grade_id']}: {time.monotonic() - started:.1f} s", flush=True)
+
+
 def probe(request: dict) -> dict:
+    """Each notebook as its own kernel would run it: the process-wide settings put back first, its cells, then the
+    checks of that notebook on its own names only (a name or a setting of 08 never reaches 07's checks)."""
     from .probes import PROBES
 
     probes = dict(PROBES)  # taken before any student code runs (it could rebind the module's table)
+    fresh = ProcessState.taken()
     started = time.monotonic()
-    parts, failed, not_written = load_parts(request["notebooks"], request.get("cell_seconds"))
-    print(f"[grader] notebooks loaded in {time.monotonic() - started:.1f} s", flush=True)
-    answers = {"failed_notebooks": failed, "not_written": [w for w in not_written if CELL_LABEL.match(w)],
-               "checks": {}}
+    answers = {"failed_notebooks": {}, "not_written": [], "checks": {}}
     signal.signal(signal.SIGALRM, _alarm)
-    for check in request["checks"]:
-        missing = [n for n in check["needs"] if not hasattr(parts, n)]
-        if missing:
-            answers["checks"][check["grade_id"]] = {"error": {"kind": "missing", "names": missing}}
-            continue
-        signal.alarm(max(1, int(check.get("seconds", 60))))
-        started = time.monotonic()
-        try:
-            output = probes[check["probe"]](parts, check["inputs"])
-            answers["checks"][check["grade_id"]] = {"output": output}
-        except NotImplementedError as err:
-            answers["checks"][check["grade_id"]] = {"error": _error("not_written", err)}
-        except CheckTimeout as err:
-            answers["checks"][check["grade_id"]] = {"error": _error("timeout", err)}
-        except MemoryError as err:
-            answers["checks"][check["grade_id"]] = {"error": _error("memory", err)}
-        except BaseException as err:  # SystemExit and KeyboardInterrupt from student code too
-            answers["checks"][check["grade_id"]] = {"error": _error("raised", err)}
-        finally:
-            signal.alarm(0)
-            print(f"[grader] {check['grade_id']}: {time.monotonic() - started:.1f} s", flush=True)
+    waiting = list(request["checks"])
+    for i, path in enumerate(request["notebooks"]):
+        fresh.restore()
+        names, problem, unwritten = load_one(path, i, request.get("cell_seconds"))
+        if problem:
+            answers["failed_notebooks"][os.path.basename(path)] = problem
+        answers["not_written"] += [w for w in unwritten if CELL_LABEL.match(w)]
+        parts = types.SimpleNamespace(**names)
+        mine = [c for c in waiting if f"{c['notebook']}.ipynb" == os.path.basename(path)]
+        for check in mine:
+            signal.signal(signal.SIGALRM, _alarm)  # the notebook's cells may have taken the alarm for themselves
+            answers["checks"][check["grade_id"]] = _run_check(probes, check, parts)
+        waiting = [c for c in waiting if c not in mine]
+    for check in waiting:  # their notebook is not in the submission
+        answers["checks"][check["grade_id"]] = {"error": {"kind": "missing", "names": list(check["needs"])}}
+    fresh.restore()
+    print(f"[grader] notebooks loaded and checked in {time.monotonic() - started:.1f} s", flush=True)
     return answers
 
 

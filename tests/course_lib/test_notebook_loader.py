@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
@@ -86,6 +88,8 @@ IPYTHON_CELLS = {
     "continuation line starting with %": "remainder = 17 \\\n% 5",
     "timed definition": "%%time\ndef timed():\n    return 'timed'",
     "timeit with options": "%timeit -n 3 -r 1 timeit_ran.append(1)",
+    "profiled definition": "%%prun -q -T never_written.txt\ndef profiled():\n    return 'profiled'",
+    "profiled line": "%prun -q prun_ran.append(1)",
     "captured definition": "%%capture out\nprint('quiet')\ncaptured = 'yes'",
     "line magic": "%matplotlib inline\n%load_ext autoreload\n%autoreload 2\nafter_magics = True",
     "top-level await": "import asyncio\nawaited = await asyncio.sleep(0, result='done')",
@@ -95,10 +99,12 @@ IPYTHON_CELLS = {
 
 def test_cells_in_ipython_syntax_load_as_in_jupyter(tmp_path):
     """Does every cell a Jupyter kernel runs (magics, shell escapes, help, await) load, with side effects inert?"""
-    cells = [new_code_cell("timeit_ran = []")] + [new_code_cell(source) for source in IPYTHON_CELLS.values()]
+    cells = [new_code_cell("timeit_ran, prun_ran = [], []")]
+    cells += [new_code_cell(source) for source in IPYTHON_CELLS.values()]
     module = load_notebook(_write(tmp_path / "ipython.ipynb", cells))
     assert module.x == 2 and module.listing == [] and module.remainder == 2
     assert module.timed() == "timed" and module.timeit_ran == [1] and module.captured == "yes"
+    assert module.profiled() == "profiled" and module.prun_ran == [1] and not Path("never_written.txt").exists()
     assert module.after_magics and module.awaited == "done" and module.after_exit
     assert not hasattr(module, "In") and not hasattr(module, "get_ipython")
 

@@ -812,6 +812,8 @@ GLUE_VALID = {  # name: overrides of the reference parts
     "spelled out by hand": {"finetune": finetune_written_by_hand},
     "train saves with torch.save": {"train": train_with_torch_save},
     "train saves trainer.model": {"train": train_saving_trainer_model},
+    "warmup tokens as a whole float (512 * 20.0)": {"finetune": functools.partial(finetune_written_by_hand,
+                                                                                   warmup_tokens=512 * 20.0)},
     **{f"init {k}": {"initialize_vanilla_model": v} for k, v in INIT_VALID.items()},
 }
 FT = finetune_written_by_hand

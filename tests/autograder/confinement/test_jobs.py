@@ -26,8 +26,8 @@ def _probe(tmp_path: Path, source: str, names=("result",), timeout: float = 60, 
     """Run ``source`` as a notebook in the sandbox; returns (job result, the value of ``result`` or None)."""
     path = tmp_path / "07_probe.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell(source)]), path)
-    request = {"notebooks": [path.name], "checks": [{"grade_id": "g", "needs": list(names), "probe": "variables",
-                                                     "inputs": {"names": list(names)}}]}
+    request = {"notebooks": [path.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": list(names),
+                                                     "probe": "variables", "inputs": {"names": list(names)}}]}
     job = run_job("probe", request, {path.name: path}, timeout=timeout, limits=limits)
     got = job.answer["checks"]["g"] if job.answer else None
     return job, (got or {}).get("output", {}).get("result") if isinstance(got, dict) else None
@@ -193,8 +193,10 @@ def test_one_checks_memory_error_does_not_void_the_others(tmp_path):
     path = tmp_path / "07_probe.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell("def hog():\n    raise MemoryError()\nresult = 7")]), path)
     request = {"notebooks": [path.name], "checks": [
-        {"grade_id": "hog", "needs": ["hog"], "probe": "variables", "inputs": {"calls": {"hog": [[]]}}},
-        {"grade_id": "ok", "needs": ["result"], "probe": "variables", "inputs": {"names": ["result"]}}]}
+        {"grade_id": "hog", "notebook": "07_probe", "needs": ["hog"], "probe": "variables",
+         "inputs": {"calls": {"hog": [[]]}}},
+        {"grade_id": "ok", "notebook": "07_probe", "needs": ["result"], "probe": "variables",
+         "inputs": {"names": ["result"]}}]}
     job = run_job("probe", request, {path.name: path}, timeout=60)
     assert job.problem is None, job.problem
     assert job.answer["checks"]["hog"]["error"]["kind"] == "memory"
@@ -216,3 +218,30 @@ def test_a_confined_plot_finds_its_fonts_quietly():
                           text=True, timeout=120)
     assert done.returncode == 0 and int(done.stdout) > 0, done.stderr
     assert "Fontconfig" not in done.stderr, done.stderr
+
+
+def test_each_notebook_is_checked_in_its_own_names_and_a_fresh_kernels_settings(tmp_path):
+    """Does a name or a process-wide setting (default dtype, grad mode, folder) of one notebook stay out of another
+    notebook's checks, as with one kernel per notebook in Jupyter?"""
+    first = tmp_path / "05_first.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("import os, torch\nresult = 'first'\n"
+                                                     "torch.set_default_dtype(torch.float64)\n"
+                                                     "torch.set_grad_enabled(False)\nos.chdir('/')")]), first)
+    second = tmp_path / "06_second.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("import os, torch\nresult = 'second'\n"
+                                                     "def settings():\n    return [str(torch.get_default_dtype()), "
+                                                     "torch.is_grad_enabled(), os.path.isfile('06_second.ipynb')]")]),
+                   second)
+    request = {"notebooks": [first.name, second.name], "checks": [
+        {"grade_id": "early", "notebook": "05_first", "needs": ["result"], "probe": "variables",
+         "inputs": {"names": ["result"]}},
+        {"grade_id": "late", "notebook": "06_second", "needs": ["result", "settings"], "probe": "variables",
+         "inputs": {"names": ["result"], "calls": {"settings": [[]]}}},
+        {"grade_id": "absent", "notebook": "07_never_handed_in", "needs": ["result"], "probe": "variables",
+         "inputs": {"names": ["result"]}}]}
+    job = run_job("probe", request, {first.name: first, second.name: second}, timeout=60)
+    assert job.problem is None, job.problem
+    checks = job.answer["checks"]
+    assert checks["early"]["output"] == {"result": "first"}
+    assert checks["late"]["output"] == {"result": "second", "settings": [["torch.float32", True, True]]}
+    assert checks["absent"]["error"] == {"kind": "missing", "names": ["result"]}

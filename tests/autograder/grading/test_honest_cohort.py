@@ -40,7 +40,8 @@ pytestmark = [pytest.mark.timeout(1500),
 
 NB02, NB03, NB04, NB05 = ("02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb",
                           "04_pretrain_then_finetune.ipynb", "05_synthesizer.ipynb")
-NB07, NB08 = "07_attention_exploration.ipynb", "08_position_embeddings.ipynb"
+NB06, NB07, NB08 = ("06_considerations_in_pretrained_knowledge.ipynb", "07_attention_exploration.ipynb",
+                    "08_position_embeddings.ipynb")
 PREDICTIONS = "vanilla.pretrain.dev.predictions"
 
 SPAN_WITH_TORCH = '''class CharCorruptionDataset(CharCorruptionDatasetBase):
@@ -257,6 +258,16 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     shutil.copy(own / "01_setup_and_tour.ipynb", own / "09_my_scratch.ipynb")
     (own / ".ipynb_checkpoints").mkdir()
     shutil.copy(REPO / "notebooks" / "a5" / NB03, own / ".ipynb_checkpoints" / "03_span_corruption-checkpoint.ipynb")
+    later = student("later_notebooks_explore", "names of 02 and 07 reused in 06 and 08",
+                    "torch defaults changed in 07-08", "os.chdir in 06", "%%prun on an answer")
+    _add_cell(later, NB06, "import os\nfrom course_lib import notebook_env\n"
+                           "from course_lib.data_files import read_birth_places\n"
+                           "train = read_birth_places(notebook_env.ensure_data() / 'birth_places_train.tsv')\n"
+                           "os.chdir(notebook_env.ensure_data())\nprint(len(train), open('birth_dev.tsv').readline())")
+    _add_cell(later, NB07, "import torch\ntorch.set_default_dtype(torch.float64)  # exact maths from here on")
+    _add_cell(later, NB08, "torch.set_grad_enabled(False)  # nothing is trained here\n"
+                           "Q, K, V = (torch.randn(5, 4) for _ in range(3))  # the derivation's matrices, other sizes")
+    _prefix_answer(later, NB08, "08-b-code", "%%prun -q\n")
     exchange = student("extra_files_beside_the_work", "nbgrader submit's files")  # beside the notebooks
     (exchange / "timestamp.txt").write_text("2026-11-20 09:30:00.000000 UTC")
     (exchange / "submission_secret.txt").write_text("f2b7c4d0a9e1")

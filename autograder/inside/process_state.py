@@ -1,0 +1,68 @@
+"""What a fresh kernel starts with, put back between notebooks that share one grading process.
+
+In Jupyter each notebook has its own kernel, so a line like ``torch.set_default_dtype(torch.float64)``
+in 07 or ``os.chdir(...)`` in 06 never reaches the checks of 02-05. The probe job loads every
+notebook in one process; before each notebook (and so before its checks) it restores the
+process-wide settings an honest notebook changes, as they were before any student code ran.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from dataclasses import dataclass, field
+
+NUMPY_DEFAULT_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}  # a fresh numpy's
+
+
+@dataclass
+class ProcessState:
+    """The process-wide settings a notebook's cells can leave changed for the next notebook."""
+
+    cwd: str  # the job's folder: relative paths (params, the next notebook) resolve against it
+    environ: dict[str, str]  # os.environ
+    sys_path: list[str]  # module search path (a cell may prepend its own folder)
+    stdout: object  # sys.stdout and sys.stderr (a cell may redirect them and not put them back)
+    stderr: object
+    warning_filters: list  # warnings.filters (``simplefilter("error")`` turns a torch warning into a failure)
+    default_dtype: object  # torch.get_default_dtype()
+    grad_enabled: bool  # torch.is_grad_enabled()
+    deterministic: tuple[bool, bool]  # torch's deterministic algorithms: (enabled, warn only)
+    anomaly: bool  # torch.is_anomaly_enabled()
+    threads: int  # torch.get_num_threads()
+    default_device: object  # torch.get_default_device()
+    numpy_errors: dict = field(default_factory=lambda: dict(NUMPY_DEFAULT_ERRORS))  # numpy.geterr()
+
+    @classmethod
+    def taken(cls) -> ProcessState:
+        import torch
+
+        numpy = sys.modules.get("numpy")  # not imported here: a notebook that never uses it does not pay for it
+        numpy_errors = numpy.geterr() if numpy is not None else dict(NUMPY_DEFAULT_ERRORS)
+        deterministic = (torch.are_deterministic_algorithms_enabled(),
+                         torch.is_deterministic_algorithms_warn_only_enabled())
+        return cls(os.getcwd(), dict(os.environ), list(sys.path), sys.stdout, sys.stderr, list(warnings.filters),
+                   torch.get_default_dtype(), torch.is_grad_enabled(), deterministic,
+                   torch.is_anomaly_enabled(), torch.get_num_threads(), torch.get_default_device(), numpy_errors)
+
+    def restore(self) -> None:
+        import torch
+
+        os.chdir(self.cwd)
+        os.environ.clear()
+        os.environ.update(self.environ)
+        sys.path[:] = self.sys_path
+        sys.stdout, sys.stderr = self.stdout, self.stderr
+        warnings.filters[:] = self.warning_filters
+        if hasattr(warnings, "_filters_mutated"):
+            warnings._filters_mutated()  # drops the decisions cached under the student's filters
+        torch.set_default_dtype(self.default_dtype)
+        torch.set_grad_enabled(self.grad_enabled)
+        torch.use_deterministic_algorithms(self.deterministic[0], warn_only=self.deterministic[1])
+        torch.set_anomaly_enabled(self.anomaly)
+        if torch.get_num_threads() != self.threads:
+            torch.set_num_threads(self.threads)
+        if torch.get_default_device() != self.default_device:  # setting it at all installs a mode on every op
+            torch.set_default_device(None if self.default_device == torch.device("cpu") else self.default_device)
+        if "numpy" in sys.modules:
+            sys.modules["numpy"].seterr(**self.numpy_errors)
