@@ -50,8 +50,9 @@ def run_or_load(name: str, parts) -> RunResult | None:
     """
     if GRADING:
         log = OUT_DIR / f"{name}.json"
+        shown = f"{OUT_DIR.name}/{log.name}"  # the folder's own name: where it lives is the grader's business
         if not log.is_file():
-            print(f"{name}: no saved run output at {log}; skipped while grading")
+            print(f"{name}: no saved run output ({shown}); skipped while grading")
             return None
         # only for display: grades of the runs come from the grader's own scoring of the files
         try:
@@ -59,7 +60,7 @@ def run_or_load(name: str, parts) -> RunResult | None:
             saved.pop("accuracy", None)
             return RunResult(**saved)
         except (ValueError, TypeError) as err:
-            print(f"{name}: the saved run output {log} is unreadable ({err}); skipped while grading")
+            print(f"{name}: the saved run output {shown} is unreadable ({type(err).__name__}); skipped while grading")
             return None
     try:
         return run(name, parts, preset=PRESET, data_dir=ensure_data(), out_dir=OUT_DIR, seed=SEED)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.collecting.collect import MAX_REASONS, Limits, Wanted, collect_cohort, collect_submission
+from autograder.collecting.collect import MAX_REASONS, Limits, Wanted, collect_cohort, collect_submission, wanted_for
 from autograder.checks.registry import RUN_FILES
 
 A = "a5"
@@ -73,6 +73,17 @@ def test_a_normal_submission_is_copied_intact(tmp_path):
                       "outputs/vanilla.finetune.params": files["outputs/vanilla.finetune.params"],
                       "outputs/vanilla.pretrain.dev.predictions": files["outputs/vanilla.pretrain.dev.predictions"]}
     assert {stat.S_IMODE(os.stat(got.folder / rel).st_mode) for rel in copied} == {0o644}
+
+
+def test_every_runs_log_the_notebooks_show_while_grading_is_collected(tmp_path):
+    """Are the evaluations' logs (which the run cells print in nbgrader's feedback) kept beside the graded files?"""
+    from course_lib.runs import RUNS
+
+    logs = {f"outputs/{name}.json": b'{"seed": 0}' for name in RUNS}
+    assert "outputs/vanilla_eval_dev_without_pretrain.json" in logs
+    make_submission(tmp_path / "submitted", files={"02_finetune_without_pretraining.ipynb": b"{}", **logs})
+    got = collect_submission(tmp_path / "submitted" / "alice", "alice", A, tmp_path / "dest", wanted=wanted_for(A))
+    assert got.dropped == [] and {k: v for k, v in tree(got.folder).items() if k in logs} == logs
 
 
 def test_a_symlinked_notebook_or_run_file_is_dropped_not_followed(tmp_path):
