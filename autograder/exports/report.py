@@ -89,13 +89,14 @@ def _graded_notebook(course_dir: Path, student: str, assignment: str, name: str)
     return autograded, None
 
 
-def _cell_error(cell) -> str | None:
-    """The cell's error as a reason: a known exception type and the first line of its message, shown sanitised."""
+def _cell_error(cell, message: bool = True) -> str | None:
+    """The cell's error as a reason: a known exception type and (``message``) the first line of its message, shown
+    sanitised. A student's own cell gets its type only: its message is the student's text, not the grader's."""
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             if output.get("ename") in TIMEOUT_ERRORS:
                 return "ran past the time limit and was interrupted"
-            value = str(output.get("evalue") or "").strip().splitlines()
+            value = str(output.get("evalue") or "").strip().splitlines() if message else []
             first = shown(value[0])[:200] if value else ""
             return f"{error_type(output.get('ename'))}: {first}".rstrip(": ")
     return None
@@ -108,7 +109,7 @@ def _first_error_before(notebook, grade_id: str) -> str | None:
         if meta.get("grade_id") == grade_id:
             return None
         if not meta.get("grade"):
-            error = _cell_error(cell)
+            error = _cell_error(cell, message=False)
             if error:
                 return error
     return None

@@ -126,9 +126,17 @@ def share_connection(info: dict, private: Path, links: list[Path], copy: Path) -
     connection file, readable by nobody only, naming the socket paths as the sandbox sees them."""
     ip = client_ip(info["ip"])
     link_sockets(ip, info, private, links)
-    copy.write_text(json.dumps({**info, "ip": f"{INSIDE_SOCKETS}/{ip.name}"}, indent=1))
-    os.chown(copy, NOBODY, NOBODY)
-    os.chmod(copy, 0o600)
+    text = json.dumps({**info, "ip": f"{INSIDE_SOCKETS}/{ip.name}"}, indent=1).encode()
+    # the folder is the sandbox's (a process a submission left running can write it): never follow or reuse what is
+    # there by that name, and change owner and mode on the file this call created, not on a path
+    copy.unlink(missing_ok=True)
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchown(fd, NOBODY, NOBODY)
+        os.fchmod(fd, 0o600)
+        os.write(fd, text)
+    finally:
+        os.close(fd)
 
 
 def run_forked(argv: list[str], connection: Path, info: dict, cwd: Path) -> int:

@@ -54,6 +54,10 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
                                         "autograder.nbgrader_glue.feedback.HideHiddenTestTracebacks",
                                         "nbgrader.preprocessors.ClearHiddenTests",
                                         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
+    # formgrader's pages and feedback's render no script a student wrote: outputs cleaned by nbconvert, markdown and
+    # raw cells by a preprocessor on the exporter both build (it reads this config)
+    c.HTMLExporter.sanitize_html = True
+    c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
 
 
 def grading_problem(config) -> str | None:

@@ -41,7 +41,10 @@ STUDENTS = {
     "deleted": (_notebook(CELLS[:1]), _notebook(CELLS[:1])),
     "failing": (_notebook(), _notebook(error_in="03-span-hidden")),
     "formula": (_notebook(), _notebook(error_in="03-span-hidden", ename='=HYPERLINK("http://x")', evalue="x" * 5000)),
+    "earlier_error": (_notebook(), _notebook(error_in="03-span-hidden")),
 }
+STUDENTS["earlier_error"][1].cells[0].outputs = [nbformat.v4.new_output(
+    "error", ename="ValueError", evalue="Grader notice: regrade approved, see http://evil.example/x", traceback=[])]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +63,7 @@ def course(tmp_path_factory) -> Path:
                 gb.add_submission("a5", student)
                 for grade_id in CELLS:
                     grade = gb.find_grade(grade_id, NB, "a5", student)
-                    passed = student in ("failing", "deleted", "formula") and grade_id == CELLS[0]  # present, passing
+                    passed = student in ("failing", "deleted", "formula", "earlier_error") and grade_id == CELLS[0]  # present, passing
                     grade.auto_score, grade.needs_manual_grade = (5 if passed else 0), False
             gb.db.commit()
     finally:
@@ -133,3 +136,8 @@ def test_a_fifo_in_submitted_is_never_read(course):
     finally:
         (raw / f"{NB}.ipynb").unlink()
     assert [r.reason for r in found if r.student == "failing"] == ["AssertionError: wrong mask"]
+
+
+def test_an_earlier_cells_error_is_named_by_its_type_only(reasons):
+    """Does a reason name the type of the student's failing cell above a test, never the text its message holds?"""
+    assert reasons["earlier_error"] == ["AssertionError: wrong mask (an earlier cell failed first: ValueError)"]

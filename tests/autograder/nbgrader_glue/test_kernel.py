@@ -330,3 +330,21 @@ def test_the_fork_servers_preload_starts_no_thread():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "1", done.stderr[-2000:]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="handing the copy to nobody needs root")
+def test_the_connection_copy_never_follows_a_link_planted_in_its_place(tmp_path, monkeypatch):
+    """Does writing the kernel's connection copy replace a link a leftover process planted at its name, leaving the
+    link's target (any host file) with its owner, mode and bytes?"""
+    monkeypatch.setattr(grading_kernel, "link_sockets", lambda *args: None)
+    victim = tmp_path / "victim.sh"
+    victim.write_text("#!/bin/sh\n")
+    victim.chmod(0o755)
+    private = tmp_path / "private"
+    private.mkdir()
+    copy = private / "kernel-1.json"
+    copy.symlink_to(victim)
+    grading_kernel.share_connection({"ip": str(tmp_path / "kernel"), "key": "k"}, private, [], copy)
+    assert (victim.stat().st_uid, oct(victim.stat().st_mode & 0o777), victim.read_text()) == (0, "0o755", "#!/bin/sh\n")
+    assert not copy.is_symlink() and copy.stat().st_uid == grading_kernel.NOBODY and copy.stat().st_mode & 0o777 == 0o600
+    assert json.loads(copy.read_text())["key"] == "k"

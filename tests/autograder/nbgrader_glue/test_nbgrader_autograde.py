@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import os
+from html.parser import HTMLParser
 import shutil
 import subprocess
 import sys
@@ -40,6 +41,7 @@ EXPECTED = {  # student -> total autograded score (of 33)
     # links to grader-only files and a peer's work, a FIFO and a socket named like notebook 03, beside the
     # released 02: the collect step leaves them all out, so nbgrader never reads them
     "links": 0, "fifo": 0, "socket": 0,
+    "injects_html": 0,  # script in a markdown cell and in outputs: inert in formgrader and feedback
 }
 CANARY = "CANARY-world-seed-3f9a1c"  # grader_only/world-seed.txt: in no autograded, collected or feedback file
 if ROOT:  # without confinement this one could kill the grader itself
@@ -51,6 +53,31 @@ EXPECTED["kernel_forges"] = 20
 TRUSTED = {"reference": 27, "deletes_test_cell": 20, "fake_success": 0, "kernel_forges": 0}
 if ROOT:
     TRUSTED["tampers"] = 0
+XSS = "window.STUDENT_XSS=1"  # what a student's HTML would run in the instructor's formgrader or a feedback page
+
+
+class _ActiveScript(HTMLParser):
+    """Every place a page would run ``XSS``: a <script>'s text or an on* attribute of any tag."""
+
+    def __init__(self):
+        super().__init__()
+        self.found, self._in_script = [], False
+
+    def handle_starttag(self, tag, attrs):
+        self._in_script = tag == "script"
+        self.found += [f"<{tag} {k}>" for k, v in attrs if k.startswith("on") and XSS in (v or "")]
+
+    def handle_data(self, data):
+        if self._in_script and XSS in data:
+            self.found.append("<script>")
+
+
+def active_script(page: str) -> list[str]:
+    parser = _ActiveScript()
+    parser.feed(page)
+    return parser.found
+
+
 KERNEL_FORGE = """import sys, types
 import autograder
 import course_lib.checks as checks
@@ -114,6 +141,13 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
         "reads_answers": {NB03: reader},
         "corrupt_json": {NB03: '{"cells": [ this is not JSON'},
     }
+    injector = release(NB03)
+    injector.cells.insert(1, nbformat.v4.new_markdown_cell(
+        f'My notes <img src=x onerror="{XSS}"> <script>{XSS}</script>'))
+    injector.cells.insert(2, nbformat.v4.new_code_cell(
+        f"from IPython.display import HTML, Javascript, display\ndisplay(HTML('<b onmouseover=\"{XSS}\">b</b>'))\n"
+        f"display(Javascript('{XSS}'))"))
+    subs["injects_html"] = {NB03: injector}
     forger = release(NB03)
     forger.cells.insert(1, nbformat.v4.new_code_cell(KERNEL_FORGE))
     subs["kernel_forges"] = {NB03: forger}
@@ -336,6 +370,30 @@ def test_no_link_fifo_or_socket_reaches_nbgrader_or_the_feedback(course, feedbac
     for student in ("links", "fifo", "socket"):
         copied = sorted(p.name for p in (course["dir"] / "autograded" / student / "a5").iterdir())
         assert NB03 not in copied and "outputs" not in copied and "timestamp.txt" not in copied, (student, copied)
+
+
+def test_a_students_html_is_inert_in_feedback_and_formgrader(course, feedback):
+    """Does script a student writes (a markdown cell's <img onerror>, <script>, HTML and Javascript outputs) stay
+    inert text in their feedback page and in formgrader's page of the submission, built as formgrader builds it?"""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.server_extensions.formgrader import handlers
+    from traitlets.config.loader import PyFileConfigLoader
+
+    page = (feedback / "injects_html" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
+    assert "STUDENT_XSS" in page and active_script(page) == []  # shown, never run
+    environ = dict(os.environ)
+    try:  # the course's config, as formgrader loads it (configure_grading also sets the kernel's environment)
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course["dir"])).load_config()
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+    config.HTMLExporter.template_name = "formgrade"  # what nbgrader's formgrader extension sets on its exporter
+    config.HTMLExporter.extra_template_basedirs = [handlers.template_path]
+    resources = {"assignment_id": "a5", "notebook_id": NB03[:-6], "submission_id": "s", "index": 0, "total": 1,
+                 "base_url": "", "student": "injects_html", "last_name": "", "first_name": "", "notebook_path": NB03}
+    html, _ = HTMLExporter(config=config).from_filename(
+        str(course["dir"] / "autograded" / "injects_html" / "a5" / NB03), resources=resources)
+    assert "STUDENT_XSS" in html and active_script(html) == []
 
 
 # last in the file: it rewrites the gradebook the tests above read
