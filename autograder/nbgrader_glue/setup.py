@@ -57,6 +57,8 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     # formgrader's pages and feedback's render no script a student wrote: outputs cleaned by nbconvert, markdown and
     # raw cells by a preprocessor on the exporter both build (it reads this config)
     c.HTMLExporter.sanitize_html = True
+    # collect copies what students left in the exchange by hand with its links as links (dropped by the collect step)
+    c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.LinkSafeCollect"
     c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
 
 
