@@ -42,10 +42,10 @@ from autograder.atomic import write_atomically
 from autograder.collecting.collect import Cohort, collect_cohort, wanted_for
 from autograder.collecting.safe_files import digest_files
 from autograder.grading.dask_tasks import Cluster, run_tasks
+from autograder.nbgrader_glue.collected_only import COLLECTED
 from autograder.nbgrader_glue.one_student import LOCK_VARIABLE, PARENT_VARIABLE
 
 STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash of the submission autograded last
-COLLECTED = "collected"  # in the course folder: the collect step's copies, what nbgrader autogrades
 LOG_TAIL = 4000  # characters of nbgrader's output kept for a student whose autograde failed
 SKIPPED = "Skipping existing assignment"  # what nbgrader says of a student it autograded before (no --force)
 

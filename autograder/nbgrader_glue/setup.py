@@ -59,6 +59,12 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     c.HTMLExporter.sanitize_html = True
     # collect copies what students left in the exchange by hand with its links as links (dropped by the collect step)
     c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.LinkSafeCollect"
+    # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only
+    c.Autograde.sanitize_preprocessors = ["autograder.nbgrader_glue.collected_only.OnlyCollectedCopies",
+                                          "nbgrader.preprocessors.ClearOutput", "nbgrader.preprocessors.DeduplicateIds",
+                                          "nbgrader.preprocessors.OverwriteKernelspec",
+                                          "nbgrader.preprocessors.OverwriteCells",
+                                          "nbgrader.preprocessors.CheckCellMetadata"]
     c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
 
 

@@ -396,6 +396,22 @@ def test_a_students_html_is_inert_in_feedback_and_formgrader(course, feedback):
     assert "STUDENT_XSS" in html and active_script(html) == []
 
 
+def test_plain_nbgrader_autograde_refuses_submitted_and_its_links(course):
+    """Does nbgrader's own autograde (what formgrader's Autograde button runs), pointed at submitted/ where a
+    notebook links to a classmate's, refuse with a line naming the command to run, grading nothing?"""
+    folder = course["dir"] / "submitted" / "linky" / "a5"
+    folder.mkdir(parents=True)
+    (folder / NB03).symlink_to(Path("..", "..", "reference", "a5", NB03))
+    try:
+        ran = course["nbgrader"]("autograde", "a5", "--student", "linky", "--force")
+        graded = course["dir"] / "autograded" / "linky" / "a5" / NB03
+        assert not graded.exists(), ran.stderr[-2000:]
+        assert "python -m autograder autograde" in ran.stderr, ran.stderr[-2000:]
+    finally:
+        shutil.rmtree(course["dir"] / "submitted" / "linky")
+        shutil.rmtree(course["dir"] / "autograded" / "linky", ignore_errors=True)
+
+
 # last in the file: it rewrites the gradebook the tests above read
 @pytest.mark.skipif(not ROOT, reason="the trusted grader confines submission code: it needs root on Linux")
 def test_the_gradebook_holds_the_score_of_record(trusted):
