@@ -158,7 +158,11 @@ def _grade(args) -> int:
         if not path.exists():
             print(f"error: {path} not found ({what})", file=sys.stderr)
             return 2
-    for problem in (_preset_problem(args.preset, args.dataset), "--workers must be at least 1" * (args.workers < 1)):
+    release = layout.RELEASE_DIR.parent / args.assignment
+    unknown = (f"unknown assignment {args.assignment!r}: no release notebooks in {release}"
+               if not any(release.glob("*.ipynb")) else "")
+    for problem in (_preset_problem(args.preset, args.dataset), "--workers must be at least 1" * (args.workers < 1),
+                    unknown):
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 2
@@ -307,7 +311,13 @@ def _report(args) -> int:
     if not Path(args.course).is_dir():
         print(f"error: {args.course} is not a folder", file=sys.stderr)
         return 2
-    totals, reasons = explain(args.course, args.assignment, args.db)
+    from nbgrader.api import MissingEntry
+
+    try:
+        totals, reasons = explain(args.course, args.assignment, args.db)
+    except MissingEntry:
+        print(f"error: no assignment {args.assignment!r} in the course's gradebook", file=sys.stderr)
+        return 2
     print(summary(totals, reasons))
     if args.out:
         print(f"wrote {write_report(reasons, Path(args.out) / 'nbgrader_reasons.csv')}")

@@ -141,3 +141,12 @@ def test_a_fifo_in_submitted_is_never_read(course):
 def test_an_earlier_cells_error_is_named_by_its_type_only(reasons):
     """Does a reason name the type of the student's failing cell above a test, never the text its message holds?"""
     assert reasons["earlier_error"] == ["AssertionError: wrong mask (an earlier cell failed first: ValueError)"]
+
+
+def test_an_assignment_not_in_the_gradebook_is_one_line(course, capsys):
+    """Does `autograder report --assignment b5` on a gradebook without b5 say so in one line, not a traceback?"""
+    from autograder.__main__ import main
+
+    assert main(["report", str(course), "--assignment", "b5"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: no assignment 'b5' in the course's gradebook\n", err

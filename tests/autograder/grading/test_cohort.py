@@ -112,6 +112,16 @@ def test_parallel_refuses_zero_workers(tmp_path, world_dir, world_answers, capsy
     assert not (tmp_path / "out" / "grades.csv").exists()
 
 
+def test_an_unknown_assignment_is_refused_before_grading(tmp_path, world_dir, world_answers, capsys):
+    """Is --assignment naming no released assignment refused in one line, with no grades written?"""
+    (tmp_path / "submitted").mkdir()
+    code = main(["grade", str(tmp_path / "submitted"), "--out", str(tmp_path / "out"), "--data-dir",
+                 str(world_dir), "--answers", str(world_answers), "--assignment", "b5", "--unconfined"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "unknown assignment 'b5'" in err, err
+    assert not (tmp_path / "out" / "grades.csv").exists()
+
+
 def test_new_gradebook_without_the_venv_on_path(tmp_path, monkeypatch):
     """Can the grader write a gradebook that does not exist yet when .venv/bin is not on PATH (nbgrader's alembic)?"""
     from autograder.exports.gradebook import write_trusted_scores
