@@ -57,15 +57,22 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     # formgrader's pages and feedback's render no script a student wrote: outputs cleaned by nbconvert, markdown and
     # raw cells by a preprocessor on the exporter both build (it reads this config)
     c.HTMLExporter.sanitize_html = True
+    c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
     # collect copies what students left in the exchange by hand with its links as links (dropped by the collect step)
     c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.LinkSafeCollect"
-    # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only
-    c.Autograde.sanitize_preprocessors = ["autograder.nbgrader_glue.collected_only.OnlyCollectedCopies",
-                                          "nbgrader.preprocessors.ClearOutput", "nbgrader.preprocessors.DeduplicateIds",
-                                          "nbgrader.preprocessors.OverwriteKernelspec",
-                                          "nbgrader.preprocessors.OverwriteCells",
-                                          "nbgrader.preprocessors.CheckCellMetadata"]
-    c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
+    # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only, and
+    # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run): its own
+    # lists of steps, with these added
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+
+    from autograder.nbgrader_glue.capped_execute import CappedExecute
+    from autograder.nbgrader_glue.collected_only import OnlyCollectedCopies
+
+    steps = Autograde.class_traits()
+    c.Autograde.sanitize_preprocessors = [OnlyCollectedCopies, *steps["sanitize_preprocessors"].default()]
+    c.Autograde.autograde_preprocessors = [CappedExecute if step is Execute else step
+                                           for step in steps["autograde_preprocessors"].default()]
 
 
 def grading_problem(config) -> str | None:

@@ -42,6 +42,7 @@ EXPECTED = {  # student -> total autograded score (of 33)
     # released 02: the collect step leaves them all out, so nbgrader never reads them
     "links": 0, "fifo": 0, "socket": 0,
     "injects_html": 0,  # script in a markdown cell and in outputs: inert in formgrader and feedback
+    "spews": 20,  # 48 MB printed before the answer: the autograded notebook keeps 16 MB of it
 }
 CANARY = "CANARY-world-seed-3f9a1c"  # grader_only/world-seed.txt: in no autograded, collected or feedback file
 if ROOT:  # without confinement this one could kill the grader itself
@@ -148,6 +149,7 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
         f"from IPython.display import HTML, Javascript, display\ndisplay(HTML('<b onmouseover=\"{XSS}\">b</b>'))\n"
         f"display(Javascript('{XSS}'))"))
     subs["injects_html"] = {NB03: injector}
+    subs["spews"] = {NB03: span("import sys\nfor _ in range(48):\n    sys.stdout.write('x' * 2 ** 20 + '\\n')\n")}
     forger = release(NB03)
     forger.cells.insert(1, nbformat.v4.new_code_cell(KERNEL_FORGE))
     subs["kernel_forges"] = {NB03: forger}
@@ -394,6 +396,14 @@ def test_a_students_html_is_inert_in_feedback_and_formgrader(course, feedback):
     html, _ = HTMLExporter(config=config).from_filename(
         str(course["dir"] / "autograded" / "injects_html" / "a5" / NB03), resources=resources)
     assert "STUDENT_XSS" in html and active_script(html) == []
+
+
+def test_a_notebook_that_prints_gigabytes_is_kept_bounded(course):
+    """Does a cell that prints far more than any answer leave nbgrader's autograded notebook (and so the feedback
+    page) at its output cap, with a line saying the output was cut, and its answer still graded?"""
+    autograded = course["dir"] / "autograded" / "spews" / "a5" / NB03
+    assert autograded.stat().st_size < 20 * 2 ** 20, autograded.stat().st_size
+    assert "[grader] output cut" in autograded.read_text(encoding="utf-8")
 
 
 def test_plain_nbgrader_autograde_refuses_submitted_and_its_links(course):
