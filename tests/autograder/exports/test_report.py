@@ -63,7 +63,8 @@ def course(tmp_path_factory) -> Path:
                 gb.add_submission("a5", student)
                 for grade_id in CELLS:
                     grade = gb.find_grade(grade_id, NB, "a5", student)
-                    passed = student in ("failing", "deleted", "formula", "earlier_error") and grade_id == CELLS[0]  # present, passing
+                    # present and passing
+                    passed = student in ("failing", "deleted", "formula", "earlier_error") and grade_id == CELLS[0]
                     grade.auto_score, grade.needs_manual_grade = (5 if passed else 0), False
             gb.db.commit()
     finally:

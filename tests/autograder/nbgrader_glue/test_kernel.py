@@ -346,5 +346,5 @@ def test_the_connection_copy_never_follows_a_link_planted_in_its_place(tmp_path,
     copy.symlink_to(victim)
     grading_kernel.share_connection({"ip": str(tmp_path / "kernel"), "key": "k"}, private, [], copy)
     assert (victim.stat().st_uid, oct(victim.stat().st_mode & 0o777), victim.read_text()) == (0, "0o755", "#!/bin/sh\n")
-    assert not copy.is_symlink() and copy.stat().st_uid == grading_kernel.NOBODY and copy.stat().st_mode & 0o777 == 0o600
+    assert not copy.is_symlink() and (copy.stat().st_uid, copy.stat().st_mode & 0o777) == (grading_kernel.NOBODY, 0o600)
     assert json.loads(copy.read_text())["key"] == "k"
