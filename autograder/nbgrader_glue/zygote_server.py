@@ -45,6 +45,12 @@ def preload() -> None:
 def run_kernel(connection_file: str) -> None:
     """In the forked child: become an ipykernel on ``connection_file``, then end."""
     signal.set_wakeup_fd(-1)  # the server's; the kernel's own event loop sets what it needs
+    # the kernel's output reaches nbgrader over its channels; what it also echoes to its own stdout and stderr
+    # (ipykernel copies fd-level writes there) must not fill the supervisor's log, a file on the host's /run
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
     code = 0

@@ -348,3 +348,15 @@ def test_the_connection_copy_never_follows_a_link_planted_in_its_place(tmp_path,
     assert (victim.stat().st_uid, oct(victim.stat().st_mode & 0o777), victim.read_text()) == (0, "0o755", "#!/bin/sh\n")
     assert not copy.is_symlink() and (copy.stat().st_uid, copy.stat().st_mode & 0o777) == (grading_kernel.NOBODY, 0o600)
     assert json.loads(copy.read_text())["key"] == "k"
+
+
+@confined
+def test_a_kernels_fd_writes_reach_the_notebook_not_the_hosts_log(kc, workdir):
+    """Do 8 MB written straight to file descriptors 1 and 2 come back as the cell's output, leaving the student
+    supervisor's log on the host (/run) small?"""
+    from autograder.nbgrader_glue import zygote
+
+    status_, out = _run(kc, "import os, time\nfor fd in (1, 2):\n    os.write(fd, b'x' * 2 ** 22)\ntime.sleep(1)")
+    assert status_ == "ok" and out.count("x") >= 2 ** 22, len(out)
+    log = zygote.student_folder(os.getpid(), workdir) / "supervisor.log"
+    assert log.stat().st_size < 2 ** 16, log.stat().st_size
