@@ -147,6 +147,8 @@ RUN_PARTS: tuple[RunPart, ...] = (
               "05_synthesizer"),
 )
 RUN_FILES = tuple(sorted({n for p in RUN_PARTS for n in (p.params, p.dev, p.test)}))
+# every named run's log: the notebooks' run cells show them while grading, the audit reads the seeds from them
+RUN_LOGS = frozenset(f"{run}.json" for run in RUNS)
 # "<run part>/<split>" (a PartResult's part) -> (notebook, grade_id) of the run cell holding its points in nbgrader
 RUN_CELLS = {f"{p.name}/{split}": (p.notebook, p.cell(split)) for p in RUN_PARTS for split in ("dev", "test")}
 

@@ -22,5 +22,3 @@ def training_chain(part: RunPart) -> tuple[str, ...]:
 
 
 CHAINS = {p.name: training_chain(p) for p in RUN_PARTS}
-TRAIN_LOGS = frozenset(f"{run}.json" for chain in CHAINS.values() for run in chain)  # where seeds are recorded
-RUN_LOGS = frozenset(f"{run}.json" for run in RUNS)  # every named run's log: the notebooks show them while grading

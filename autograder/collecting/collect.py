@@ -25,10 +25,7 @@ from pathlib import Path
 
 from autograder.checks.registry import (
     RUN_FILES,  # the run files graded: params and predictions of each run part
-)
-from autograder.checks.run_chains import (
-    RUN_LOGS,  # every run's log, the evaluations' too: the notebooks' run cells show them while grading
-    TRAIN_LOGS,  # the training runs' logs: the random seeds the audit retrains with
+    RUN_LOGS,  # every run's log: shown by the run cells while grading, the seeds the audit retrains with
 )
 from autograder.collecting.safe_files import (
     MB,
@@ -77,7 +74,7 @@ def wanted_for(assignment: str, release: Path | None = None) -> Wanted:
     """The assignment's notebooks (the release's file names) and the run files."""
     release = release or layout.RELEASE_DIR.parent / assignment
     names = frozenset(p.name for p in release.glob("*.ipynb")) if release.is_dir() else frozenset()
-    return Wanted(names, frozenset(RUN_FILES) | TRAIN_LOGS | RUN_LOGS)
+    return Wanted(names, frozenset(RUN_FILES) | RUN_LOGS)
 
 
 @dataclass

@@ -119,7 +119,6 @@ def probe(request: dict) -> dict:
     fresh = ProcessState.taken()
     started = time.monotonic()
     answers = {"failed_notebooks": {}, "not_written": [], "checks": {}}
-    signal.signal(signal.SIGALRM, _alarm)
     waiting = list(request["checks"])
     for i, path in enumerate(request["notebooks"]):
         fresh.restore()
