@@ -39,7 +39,7 @@ from parso.python.tree import Keyword
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autograder import registry  # noqa: E402
+from autograder.checks import registry  # noqa: E402
 from autograder.grading.one_check import grade_check, prepare  # noqa: E402
 from course_lib.layout import SOLUTIONS_DIR  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
