@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--assignment", default=layout.ASSIGNMENT)
     report.add_argument("--db", default=None, help="gradebook URL (default: sqlite:///COURSE/gradebook.db)")
     report.add_argument("--out", default=None, help="write nbgrader_reasons.csv here")
+    report.add_argument("--reasons", default=None,
+                        help="autograder grade's reasons.json, whose reasons explain the cells it judged (default: "
+                             "COURSE/grades/reasons.json when it exists)")
     bundle = sub.add_parser("bundle", help="the student copy: a fresh release, course_lib and the course's data, zipped")
     bundle.add_argument("--out", default="dist", help="folder for the student folder and its zip")
     bundle.add_argument("--data-dir", default=None,
@@ -100,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
                              "notebooks then train on it by default; without it they build the public default world")
     bundle.add_argument("--preset", default=layout.DEFAULT_PRESET,
                         help="the preset the course grades: the notebooks' default training preset")
+    inbound = sub.add_parser("inbound", help="the exchange's inbound entries nbgrader collect refuses (not their "
+                             "owner's, a time later than the collect, ...), and why; run in the course folder")
+    inbound.add_argument("assignment", nargs="?", default=layout.ASSIGNMENT)
+    inbound.add_argument("--remove", action="store_true",
+                         help="take them out of the exchange (deleted, or hidden from every collect when their owner "
+                              "keeps them read-only); needs no root")
     similar = sub.add_parser("similarity", help="pairwise similarity of the graded cells' code across a cohort")
     similar.add_argument("submitted", help="nbgrader's submitted/ folder: <student>/<assignment>/...")
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
@@ -114,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         return _autograde(args)
     if args.command == "bundle":
         return _bundle(args)
+    if args.command == "inbound":
+        from autograder.nbgrader_glue.refused_inbound import main as inbound_main
+
+        return inbound_main(args.assignment, args.remove)
     return _grade(args)
 
 def _preset_problem(preset: str, dataset: str | None = None) -> str | None:
@@ -147,7 +160,7 @@ def _refuse_unconfined(problem: str | None, unconfined: bool, what: str) -> int 
 def _grade(args) -> int:
     from autograder import confinement
     from autograder.confinement import Limits
-    from autograder.grading.dask_tasks import Cluster
+    from autograder.units.dask import Cluster
     from autograder.grading.folder import grade_folder, summary_table
     from autograder.grading.results import settings_for
 
@@ -227,7 +240,7 @@ def _autograde(args) -> int:
     from autograder import confinement
     from autograder.collecting.flags import cohort_flags
     from autograder.exports.csv_safe import write_csv
-    from autograder.grading.dask_tasks import Cluster
+    from autograder.units.dask import Cluster
     from autograder.nbgrader_glue.autograde import (
         AutogradeSettings,
         autograde_cohort,
@@ -273,7 +286,8 @@ def _autograde(args) -> int:
         (("COURSE_PRESET", args.preset), ("COURSE_DATA_DIR", str(data_dir)), ("COURSE_OUT_DIR", args.out_dir)),
         force=args.force, timeout=args.timeout, unconfined=args.unconfined)
     students = [c.student for c in cohort.students]
-    results = autograde_cohort(settings, students, Cluster(args.workers, args.scheduler))
+    hashes = {c.student: c.prints.digest if c.folder is not None else "" for c in cohort.students}
+    results = autograde_cohort(settings, students, hashes, Cluster(args.workers, args.scheduler))
     collect_notes = {c.student: c.dropped for c in cohort.students}
     log = write_log(results, course / "autograde_log.txt", collect_notes)
     done = [r for r in results if r.ok and not r.skipped]
@@ -314,7 +328,8 @@ def _report(args) -> int:
     from nbgrader.api import MissingEntry
 
     try:
-        totals, reasons = explain(args.course, args.assignment, args.db)
+        totals, reasons = explain(args.course, args.assignment, args.db,
+                                  reasons_file=Path(args.reasons) if args.reasons else None)
     except MissingEntry:
         print(f"error: no assignment {args.assignment!r} in the course's gradebook", file=sys.stderr)
         return 2

@@ -4,12 +4,16 @@ A hidden check has the public checks' form (``course_lib.checks``): fresh inputs
 a probe that runs the student's code on them (the probes are course_lib's, so the
 grader's sandbox can run them), and a judge here. ``autograder grade`` runs the probe
 in its sandbox and the judge in its own process (``autograder.checks.registry`` points at
-the functions below); a hidden test cell runs the same three in the kernel on a fresh
-seed. The synthesizer's check compares with the reference solution: its inputs carry the
-reference's outputs, computed where the reference can be seen (the grader, or nbgrader
-validating the solutions), so its judge needs no reference. In nbgrader's confined kernel,
-``autograder autograde`` hands each student's kernel inputs made that way
-(``COURSE_HIDDEN_INPUTS``), so the cell scores there what the grader's judge gives.
+the functions below): that is the score of record, and the only place a hidden check is
+judged on a student's code. The synthesizer's check compares with the reference solution:
+its inputs carry the reference's outputs, computed where the reference can be seen.
+
+Nothing grader-only is ever readable in a kernel that runs student code: no grading seed,
+no reference output. So in nbgrader's autograde (``NBGRADER_EXECUTION=autograde``) a hidden
+test cell judges nothing: it fails with a line saying its points come from the course's
+grader (``autograder grade --gradebook`` writes them, the feedback shows its reason).
+Elsewhere (the instructor's own runs of the solutions, the tests) a hidden cell draws its
+inputs and judges in place, as the grader would.
 
 This module imports only course_lib (the grading kernel sees this file and course_lib,
 nothing else of the course). Each failure message names what is wrong without giving
@@ -230,28 +234,28 @@ HIDDEN = {
 }
 
 
-HIDDEN_INPUTS = "COURSE_HIDDEN_INPUTS"  # a file of inputs made by the grader for this kernel (autograder autograde)
+# what a hidden cell says in nbgrader's autograde: it judges nothing there, the trusted grader does
+SCORED_OUTSIDE = ("this hidden check is judged by the course's grader, outside your notebook: its points and the "
+                  "reason for them are in your feedback")
 
 
-def hidden_inputs(seed: int) -> dict[str, dict]:
-    """Every hidden check's inputs drawn from ``seed`` (with the reference's expectations): what ``autograder
-    autograde`` writes for a student's grading kernel."""
-    rng = random.Random(seed)
-    return {grade_id: inputs_of(rng) for grade_id, (inputs_of, _, _) in HIDDEN.items()}
+def judged_outside() -> None:
+    """A hidden cell in nbgrader's autograde: CheckFailed saying where its score comes from (zero until the trusted
+    score is written: a kernel that runs student code holds no grading seed and no reference output)."""
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        raise CheckFailed(SCORED_OUTSIDE)
 
 
 def _inputs(grade_id: str, seed: int | None) -> tuple[dict, str]:
-    """The check's inputs and where they came from: the grader's file for this kernel, or drawn here."""
-    path = os.environ.get(HIDDEN_INPUTS)
-    if path and seed is None:
-        made = torch.load(path, map_location="cpu", weights_only=True)
-        return made["inputs"][grade_id], f"the grader's inputs of seed {made['seed']}"
+    """The check's inputs, drawn here from ``seed`` (a fresh one when None), and where they came from."""
     seed = random.SystemRandom().randrange(2 ** 31) if seed is None else seed
     return HIDDEN[grade_id][0](random.Random(seed)), f"inputs of seed {seed}"
 
 
 def run_hidden(grade_id: str, parts, seed: int | None = None) -> None:
-    """A hidden test cell: the grader's inputs, probe and judge in this kernel; CheckFailed with the first problem."""
+    """A hidden test cell: the grader's inputs, probe and judge in this kernel (in nbgrader's autograde: nothing, the
+    trusted grader judges); CheckFailed with the first problem."""
+    judged_outside()
     _, probe, judge = HIDDEN[grade_id]
     inputs, origin = _inputs(grade_id, seed)
     with tempfile.TemporaryDirectory(prefix="hidden-check-") as tmp, contextlib.chdir(tmp):
@@ -273,6 +277,6 @@ def check_span_corruption_hidden(dataset_class, seed: int | None = None) -> None
 
 
 def check_synthesizer_hidden(attention_class, seed: int | None = None) -> None:
-    if not os.environ.get(HIDDEN_INPUTS):
-        reference()  # no inputs made by the grader and no reference in sight: say so before running anything
+    judged_outside()
+    reference()  # no reference in sight (the confined grading kernel): say so before running anything
     run_hidden("05-synthesizer-equivalence", types.SimpleNamespace(SynthesizerAttention=attention_class), seed)

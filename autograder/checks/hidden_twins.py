@@ -70,4 +70,7 @@ def problems_08_b_exact(calls: Sequence[Sequence[int]], outputs: Sequence, atol:
 
 def check_08_b_hidden(position_embeddings, sizes: Sequence[Sequence[int]] = HIDDEN_SIZES) -> None:
     """The hidden test cell 08-b-hidden: Phi against the formula, entry by entry, at several sizes."""
+    from autograder.checks.hidden import judged_outside
+
+    judged_outside()
     assert_passes(problems_08_b_exact(sizes, call_all(position_embeddings, sizes)))

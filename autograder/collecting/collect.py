@@ -27,20 +27,24 @@ from autograder.checks.registry import (
     RUN_FILES,  # the run files graded: params and predictions of each run part
     RUN_LOGS,  # every run's log: shown by the run cells while grading, the seeds the audit retrains with
 )
+from autograder.collecting.prints import Prints, prints_of
 from autograder.collecting.safe_files import (
     MB,
     CopyRefused,
+    OutsideLink,
     copy_regular,
-    digest_files,  # noqa: F401  (re-exported: the re-run hashes read collected files through it)
     folder_problem,
     kind_of,
     listing,
     lstat_at,
     open_dir,
+    resolve_inside,
     shown,
     size_text,
 )
 from autograder.collecting.student_ids import id_problem
+from autograder.units.limits import UnitLimits
+from autograder.units.stage import Step, outcomes
 from course_lib import layout
 
 OUTPUTS = "outputs"  # the run files' folder, in a submission and in the copy
@@ -87,6 +91,7 @@ class Collected:
     notes: dict[str, str] = field(default_factory=dict)  # expected file -> why it is missing, for the student
     inodes: dict[str, tuple[int, int]] = field(default_factory=dict)  # copied file -> its source's (device, inode)
     linked: list[str] = field(default_factory=list)  # copied files whose source had other hard links
+    prints: Prints = Prints((), (), "")  # the copy's hashes, made in the student's unit (flags, re-runs)
 
 
 @dataclass(frozen=True)
@@ -146,9 +151,14 @@ class _Found:
     """A wanted file, as found: the open folder holding it and where its copy goes."""
 
     dir_fd: int
-    name: str  # its name in that folder
+    name: str  # its name in that folder (a link inside the submission resolved)
     label: str  # its path in the submission, as reasons show it
     target: str  # where the copy goes, relative to dest/<student>/<assignment>
+
+    @property
+    def wanted(self) -> str:
+        """The assignment's name for it."""
+        return os.path.basename(self.target)
 
 
 class _Submission:
@@ -157,27 +167,57 @@ class _Submission:
     def __init__(self, top_fd: int, wanted: Wanted, limits: Limits, reasons: _Reasons):
         self.top_fd, self.wanted, self.limits, self.reasons = top_fd, wanted, limits, reasons
         self.notes: dict[str, str] = {}
+        self.held: list[int] = []  # folders opened while following links: closed with the submission
         self.outputs_fd: int | None = None
-        outputs = lstat_at(OUTPUTS, top_fd)
-        if outputs is not None:
-            problem = folder_problem(OUTPUTS, outputs)
+        st = lstat_at(OUTPUTS, top_fd)
+        place = (top_fd, OUTPUTS, st) if st is not None else None
+        if st is not None and stat.S_ISLNK(st.st_mode):  # a link inside the submission is followed
+            place = self._through_link([OUTPUTS], OUTPUTS)
+        if place is not None:
+            fd, name, st = place
+            problem = folder_problem(OUTPUTS, st)
             if problem:
                 reasons.add(problem)
             else:
-                self.outputs_fd = open_dir(OUTPUTS, top_fd)
+                self.outputs_fd = open_dir(name, fd)
+                self.held.append(self.outputs_fd)
 
     def close(self) -> None:
-        if self.outputs_fd is not None:
-            os.close(self.outputs_fd)
+        for fd in self.held:
+            os.close(fd)
 
-    def _regular(self, dir_fd: int, name: str, label: str) -> bool | None:
-        """True for a regular file, None when absent, False (with a reason and a note) for anything else."""
+    def _through_link(self, parts: list[str], label: str) -> tuple[int, str, os.stat_result] | None:
+        """Where a link in the submission leads, when it stays inside it: (folder, name, its lstat); None (with a
+        reason and a note) when it leads out or nowhere."""
+        try:
+            resolved = resolve_inside(self.top_fd, parts)
+        except OutsideLink as err:
+            self.reasons.add(f"{shown(label)}: {err}, not taken")
+            self.notes[os.path.basename(label)] = f"it is {err}: hand in the file itself"
+            return None
+        if resolved is None:
+            self.reasons.add(f"{shown(label)}: a symbolic link to nothing, not taken")
+            self.notes[os.path.basename(label)] = "it is a symbolic link to nothing: hand in the file itself"
+            return None
+        fd, name = resolved
+        self.held.append(fd)
+        return fd, name, lstat_at(name, fd)
+
+    def _regular(self, dir_fd: int, name: str, label: str) -> tuple[int, str] | None | bool:
+        """(folder, name) of a regular file, following a link that stays inside the submission; None when absent;
+        False (with a reason and a note) for anything else."""
         st = lstat_at(name, dir_fd)
         if st is None:
             return None
-        if stat.S_ISREG(st.st_mode):
-            return True
-        kind = kind_of(st.st_mode)
+        place = (dir_fd, name)
+        if stat.S_ISLNK(st.st_mode):
+            through = self._through_link(label.split("/"), label)
+            if through is None:
+                return False
+            place, st = through[:2], through[2]
+        if st is not None and stat.S_ISREG(st.st_mode):
+            return place
+        kind = kind_of(st.st_mode) if st is not None else "gone"
         self.reasons.add(f"{shown(label)}: {kind}, not a file")
         self.notes[os.path.basename(label)] = f"it is {kind}, not a file"
         return False
@@ -186,23 +226,23 @@ class _Submission:
         """The wanted files that are regular files: notebooks and extras at the top, run files in outputs/ first."""
         found = []
         for name in sorted(self.wanted.notebooks | self.wanted.extras):
-            if self._regular(self.top_fd, name, name):
-                found.append(_Found(self.top_fd, name, name, name))
+            if place := self._regular(self.top_fd, name, name):
+                found.append(_Found(*place, name, name))
         for name in sorted(self.wanted.run_files):
             inside = self.outputs_fd is not None and self._regular(self.outputs_fd, name, f"{OUTPUTS}/{name}")
             at_top = self._regular(self.top_fd, name, name)
             if inside:
-                found.append(_Found(self.outputs_fd, name, f"{OUTPUTS}/{name}", f"{OUTPUTS}/{name}"))
+                found.append(_Found(*inside, f"{OUTPUTS}/{name}", f"{OUTPUTS}/{name}"))
                 if at_top:
                     self.reasons.add(f"{name}: also in {OUTPUTS}/, whose copy is kept")
             elif at_top:
-                found.append(_Found(self.top_fd, name, name, f"{OUTPUTS}/{name}"))
+                found.append(_Found(*at_top, name, f"{OUTPUTS}/{name}"))
         return found
 
     def explain_the_rest(self, found: list[_Found]) -> None:
         """Reasons for what else is there (a bounded listing), and notes for names that miss a wanted one."""
         taken = {f.label for f in found} | {f"{OUTPUTS}/{n}" for n in self.wanted.run_files} | set(self.notes)
-        missing = {_near(n): n for n in self.wanted.notebooks if n not in {f.name for f in found} | set(self.notes)}
+        missing = {_near(n): n for n in self.wanted.notebooks if n not in {f.wanted for f in found} | set(self.notes)}
         folders = [("", self.top_fd)] + ([(f"{OUTPUTS}/", self.outputs_fd)] if self.outputs_fd is not None else [])
         for prefix, fd in folders:
             entries, cut = listing(fd, self.limits.max_entries)
@@ -241,9 +281,11 @@ def collect_submission(student_dir: Path, student: str, assignment: str, dest: P
         return Collected(shown(student), None, [f"{shown(student)}: {problem}, so not collected"])
     parent = os.open(student_dir.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        return _collect(parent, student_dir.name, student, assignment, Path(dest), limits, wanted)
+        collected = _collect(parent, student_dir.name, student, assignment, Path(dest), limits, wanted)
     finally:
         os.close(parent)
+    collected.prints = prints_of(collected.folder)
+    return collected
 
 
 def _collect(parent_fd: int, name: str, student: str, assignment: str, dest: Path, limits: Limits,
@@ -286,13 +328,13 @@ def _copy_all(found: list[_Found], out_dir: Path, reasons: _Reasons, limits: Lim
     remaining = limits.total_bytes
     try:
         for item in found:
-            cap, label = cap_for(item.name, limits), shown(item.label)
+            cap, label = cap_for(item.wanted, limits), shown(item.label)
             try:
                 st = copy_regular(item.dir_fd, item.name, label, out_dir / item.target, min(cap, remaining))
             except CopyRefused as refused:
                 text = _over_total(label, limits) if refused.oversize and remaining < cap else str(refused)
                 reasons.add(text)
-                into.notes[item.name] = "it could not be taken: " + text.split(": ", 1)[-1]
+                into.notes[item.wanted] = "it could not be taken: " + text.split(": ", 1)[-1]
                 continue
             remaining -= st.st_size
             into.inodes[item.target] = (st.st_dev, st.st_ino)
@@ -328,36 +370,53 @@ def _check_assignment(assignment: str) -> None:
 # --- a cohort --------------------------------------------------------------------------------------
 
 
+# one student's collect: listing up to 2,000 entries a folder and copying at most 200 MB; a copy is made of the
+# grader's own bytes (no student code runs), so the memory is the listing's and the prints' (bounded JSON)
+COLLECT = Step("collect", UnitLimits(seconds=120, memory_mb=1024), preload=("autograder.collecting.collect",))
+
+
+def collect_one(submitted: str, name: str, assignment: str, dest: str, limits: Limits, wanted: Wanted) -> Collected:
+    """In the student's own unit: the sanitised copy of ``submitted/<name>`` and its prints."""
+    parent = os.open(submitted, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        collected = _collect(parent, name, name, assignment, Path(dest), limits, wanted)
+    finally:
+        os.close(parent)
+    collected.prints = prints_of(collected.folder)
+    return collected
+
+
 def collect_cohort(submitted: Path, assignment: str, dest: Path, limits: Limits = Limits(),
-                   wanted: Wanted | None = None, only: Iterable[str] | None = None) -> Cohort:
-    """One Collected per usable student id in ``submitted/`` (sorted), the refused names apart; one student's
-    problem never stops the rest. ``only`` restricts it to those ids. ``dest`` must be absent or empty
-    (FileExistsError otherwise), so no copy mixes with an old one."""
+                   wanted: Wanted | None = None, only: Iterable[str] | None = None,
+                   workers: int = len(os.sched_getaffinity(0))) -> Cohort:
+    """One Collected per usable student id in ``submitted/`` (sorted), every other name refused with its reason;
+    each student is collected in a unit of its own (``autograder.units``), so one student's files (unreadable,
+    vanishing, nested too deeply to fingerprint) make that student's reasons, never stop the rest. ``only``
+    restricts it to those ids. ``dest`` must be absent or empty (FileExistsError otherwise), so no copy mixes with
+    an old one."""
     _check_assignment(assignment)
     wanted = wanted or wanted_for(assignment)
     dest = Path(dest)
     if dest.is_dir() and any(dest.iterdir()):
         raise FileExistsError(f"{dest} is not empty")
     only = set(only) if only is not None else None
-    parent = os.open(submitted, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        with os.scandir(parent) as entries:
-            names = sorted(entry.name for entry in entries)
-        cohort = Cohort([], [])
-        for name in names:
-            if only is not None and name not in only:
-                continue
-            problem = id_problem(name)
-            if problem:
-                if not name.startswith("."):  # hidden folders are nobody's: nbgrader never lists them either
-                    cohort.refused.append(Refused(shown(name), problem))
-                continue
-            try:
-                cohort.students.append(_collect(parent, name, name, assignment, dest, limits, wanted))
-            except OSError as err:
-                shutil.rmtree(dest / name, ignore_errors=True)
-                reason = f"the submission could not be read ({err.strerror or type(err).__name__})"
-                cohort.students.append(Collected(name, None, [reason]))
-        return cohort
-    finally:
-        os.close(parent)
+    with os.scandir(submitted) as entries:
+        names = sorted(entry.name for entry in entries if only is None or entry.name in only)
+    cohort = Cohort([], [])
+    students = []
+    for name in names:
+        problem = id_problem(name)
+        if problem:  # every name of submitted/ is a student or a refusal, a hidden one included
+            cohort.refused.append(Refused(shown(name), problem))
+        else:
+            students.append(name)
+    dest.mkdir(parents=True, exist_ok=True)
+    done = outcomes(COLLECT, len(students), lambda i: (collect_one, (str(submitted), students[i], assignment,
+                                                                       str(dest), limits, wanted)), workers=workers)
+    for name, outcome in zip(students, done):
+        if outcome.ok:
+            cohort.students.append(outcome.value)
+            continue
+        shutil.rmtree(dest / name, ignore_errors=True)  # whatever the unit copied before it failed
+        cohort.students.append(Collected(name, None, [f"the submission could not be collected: {outcome.failure}"]))
+    return cohort

@@ -1,8 +1,9 @@
 """What the instructor should look at across a cohort: files two students share, notebooks that are someone else's.
 
 Flags never change a score (an honest student whose file another student hard-linked keeps
-every point): they list pairs for a person to read, in ``flags.csv``. Read from the collect
-step's copies only.
+every point): they list pairs for a person to read, in ``flags.csv``. Made from the prints each
+student's collect unit computed of its own copy (``autograder.collecting.prints``): the driver
+compares hashes and never reads a submission.
   - byte-identical run files (params, predictions) of two students;
   - the same file (one inode: a hard link) in two students' submissions;
   - a notebook whose cells are the instructor's solution notebook's, or another student's
@@ -11,13 +12,12 @@ step's copies only.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.collecting.collect import OUTPUTS, Collected
+from autograder.collecting.collect import Collected
+from autograder.collecting.prints import notebook_fingerprint
 from course_lib import layout
 
 SOLUTION = "(the solution notebook)"  # the other party of a notebook identical to the instructor's
@@ -33,23 +33,9 @@ class Flag:
     why: str  # in the instructor's words
 
 
-def notebook_fingerprint(path: Path) -> str | None:
-    """A hash of a notebook's cell types and sources (outputs, counts and metadata ignored); None if unreadable."""
-    try:
-        cells = json.loads(path.read_text(encoding="utf-8")).get("cells")
-        text = json.dumps([[c.get("cell_type"), "".join(c.get("source", "")) if isinstance(c.get("source"), list)
-                            else c.get("source")] for c in cells])
-    except (OSError, ValueError, AttributeError, TypeError):
-        return None
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _file_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+def _trusted_print(path: Path) -> str | None:
+    """The fingerprint of one of the course's own notebooks (the solution's, the release's)."""
+    return notebook_fingerprint(path.read_bytes())
 
 
 def _pairs(groups: dict, file_of, why: str) -> list[Flag]:
@@ -68,23 +54,22 @@ def cohort_flags(collected: list[Collected], assignment: str = layout.ASSIGNMENT
     run_files: dict[tuple[str, str], list[str]] = defaultdict(list)
     inodes: dict[tuple[int, int, str], list[str]] = defaultdict(list)
     notebooks: dict[tuple[str, str], list[str]] = defaultdict(list)
-    solution_prints = {p.name: notebook_fingerprint(p) for p in solutions.glob("*.ipynb")}
-    release_prints = {p.name: notebook_fingerprint(p) for p in release.glob("*.ipynb")}
+    solution_prints = {p.name: _trusted_print(p) for p in solutions.glob("*.ipynb")}
+    release_prints = {p.name: _trusted_print(p) for p in release.glob("*.ipynb")}
     flags: list[Flag] = []
     for c in collected:
         if c.folder is None:
             continue
         for relative, inode in c.inodes.items():
             inodes[(*inode, Path(relative).name)].append(c.student)
-        for path in sorted((c.folder / OUTPUTS).glob("*")):
-            run_files[(path.name, _file_hash(path))].append(c.student)
-        for path in sorted(c.folder.glob("*.ipynb")):
-            mark = notebook_fingerprint(path)
-            if mark is None or mark == release_prints.get(path.name):
+        for name, digest in c.prints.run_files:
+            run_files[(name, digest)].append(c.student)
+        for name, mark in c.prints.notebooks:
+            if mark is None or mark == release_prints.get(name):
                 continue
-            if mark == solution_prints.get(path.name):
-                flags.append(Flag(path.name, c.student, SOLUTION, "identical cells to the instructor's solution"))
-            notebooks[(path.name, mark)].append(c.student)
+            if mark == solution_prints.get(name):
+                flags.append(Flag(name, c.student, SOLUTION, "identical cells to the instructor's solution"))
+            notebooks[(name, mark)].append(c.student)
     flags += _pairs({k: v for k, v in run_files.items() if len(set(v)) > 1}, lambda k: k[0], "byte-identical files")
     flags += _pairs({k: v for k, v in inodes.items() if len(set(v)) > 1}, lambda k: k[2],
                     "the same file (a hard link) in both submissions")

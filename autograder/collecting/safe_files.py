@@ -160,3 +160,59 @@ def too_big(label: str, size: int, cap: int) -> str:
     if size_shown == cap_shown:
         return f"{label}: larger than the {cap_shown} limit"
     return f"{label}: {size_shown}, over the {cap_shown} limit"
+
+
+MAX_LINK_HOPS = 8  # links followed to resolve one path inside a submission
+
+
+class OutsideLink(Exception):
+    """A link that does not stay inside the submission (or loops): its message is the reason, in the grader's words."""
+
+
+def _normalised(parts: list[str]) -> list[str]:
+    """``parts`` with ``.`` and empty parts dropped and ``..`` applied; OutsideLink when it climbs out of the root."""
+    out: list[str] = []
+    for part in parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not out:
+                raise OutsideLink("a symbolic link to somewhere outside the submission")
+            out.pop()
+        else:
+            out.append(part)
+    return out
+
+
+def resolve_inside(root_fd: int, parts: list[str]) -> tuple[int, str] | None:
+    """Follow the path ``parts`` from the open folder ``root_fd`` through links that stay inside it: an open
+    descriptor of the folder holding its last component (the caller closes it) and that component's name, which is
+    no link; None when a component is missing. Raises OutsideLink for a link out of the root, an absolute one or
+    one chain of more than MAX_LINK_HOPS links; every folder is opened without following links."""
+    path = _normalised(parts)
+    for _ in range(MAX_LINK_HOPS + 1):
+        fd = os.dup(root_fd)
+        try:
+            for i, name in enumerate(path):
+                st = lstat_at(name, fd)
+                if st is None:
+                    os.close(fd)
+                    return None
+                if stat.S_ISLNK(st.st_mode):
+                    target = os.readlink(name, dir_fd=fd)
+                    if target.startswith("/"):
+                        raise OutsideLink("a symbolic link to somewhere outside the submission")
+                    path = _normalised(path[:i] + target.split("/") + path[i + 1:])
+                    break
+                if i == len(path) - 1:
+                    return fd, name
+                inner = open_dir(name, fd)
+                os.close(fd)
+                fd = inner
+            else:  # an empty path: the root itself is no entry of a folder
+                raise OutsideLink("a symbolic link to the submission's own folder")
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    raise OutsideLink(f"a chain of more than {MAX_LINK_HOPS} symbolic links")

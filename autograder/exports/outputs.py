@@ -9,6 +9,9 @@ which holds these points once ``--gradebook`` wrote them).
 | instructor_log.txt | the instructor | per student: the grading seed, what collect left out, each job's output |
 Every CSV cell goes through ``csv_safe`` (no formula), and a student's own folder under
 gradescope/ is named by the id the collect step accepted (one path component, never hidden).
+The shared files are the driver's; each student's own file is written in that student's unit
+(``autograder.units``), so a file system that refuses one student's name fails that student
+alone, named in the instructor's log and in ``export_failures.csv``.
 """
 from __future__ import annotations
 
@@ -18,6 +21,10 @@ from pathlib import Path
 from autograder.checks import registry
 from autograder.collecting.flags import Flag
 from autograder.exports.csv_safe import write_csv
+from autograder.units.limits import UnitLimits
+from autograder.units.stage import Step, outcomes
+
+EXPORT_STEP = Step("export", UnitLimits(seconds=30, memory_mb=512), preload=("autograder.exports.outputs",))
 
 
 def write_outputs(results, flags: list[Flag], refused, out: Path, gradescope: bool) -> None:
@@ -38,11 +45,20 @@ def write_outputs(results, flags: list[Flag], refused, out: Path, gradescope: bo
             f.write(f"===== refused folder {r.shown!r}: {r.why}\n")
         for r in results:
             f.write(f"===== {r.student}: {r.score:g}/{r.max_score:g}\n" + "\n".join(r.log) + "\n")
+    failures = []
     if gradescope:
-        for r in results:
-            folder = out / "gradescope" / r.student
-            folder.mkdir(parents=True, exist_ok=True)
-            tests = [{"name": p.part, "score": p.points, "max_score": p.max_points, "output": p.reason}
-                     for p in r.parts]
-            (folder / "results.json").write_text(json.dumps({"score": r.score, "tests": tests}, indent=1,
-                                                            ensure_ascii=False), encoding="utf-8")
+        done = outcomes(EXPORT_STEP, len(results), lambda i: (write_gradescope, (str(out), results[i])), workers=2)
+        failures = [(r.student, o.failure) for r, o in zip(results, done) if not o.ok]
+    write_csv(out / "export_failures.csv", ["student_id", "file", "why"],
+              [[student, "gradescope/results.json", why] for student, why in failures])
+    with open(out / "instructor_log.txt", "a", encoding="utf-8") as f:
+        f.writelines(f"===== {student}: gradescope/results.json not written: {why}\n" for student, why in failures)
+
+
+def write_gradescope(out: str, r) -> None:
+    """In the student's unit: their Gradescope results file."""
+    folder = Path(out) / "gradescope" / r.student
+    folder.mkdir(parents=True, exist_ok=True)
+    tests = [{"name": p.part, "score": p.points, "max_score": p.max_points, "output": p.reason} for p in r.parts]
+    (folder / "results.json").write_text(json.dumps({"score": r.score, "tests": tests}, indent=1, ensure_ascii=False),
+                                         encoding="utf-8")

@@ -9,9 +9,14 @@ stopped on it); a cell counts as deleted only in a notebook that was graded.
 Nothing a submission printed counts: a cell's score is nbgrader's, decided by
 whether the restored test cell raised. Only what the collect step produced is read
 (``collected/`` and nbgrader's ``autograded/`` made from it, never ``submitted/``), each
-notebook up to a size cap, and each student's explanation within a time limit.
-The run cells (``registry.RUN_CELLS``) are not nbgrader's to score: their points, and why
-any were lost, come from ``autograder grade`` (its reasons.json), so no row here explains them.
+notebook up to a size cap and a budget of JSON values, and each student's explanation in a
+unit of its own (``autograder.units``: its own process, within a time and a memory limit), so
+one student's notebooks never stop the report for the class: a unit that fails is that
+student's row with the reason.
+When ``autograder grade`` has written its ``reasons.json`` (the score of record, which
+``--gradebook`` put into the gradebook), a cell it judged takes its reason from there: the
+hidden checks (which nbgrader's kernel never judges) and the run cells
+(``registry.RUN_CELLS``) included. Without that file the run cells are not explained here.
 """
 from __future__ import annotations
 
@@ -24,10 +29,15 @@ from autograder.checks.registry import RUN_CELLS
 from autograder.collecting.safe_files import shown
 from autograder.exports.csv_safe import write_csv
 from autograder.exports.reasons import bounded, error_type
+from autograder.inside import bounded_json
+from autograder.units.limits import UnitLimits
+from autograder.units.stage import Step, outcomes
 
 # nbgrader interrupts a cell past its timeout: the cell then shows KeyboardInterrupt or CellTimeoutError
 TIMEOUT_ERRORS = {"CellTimeoutError", "TimeoutError", "KeyboardInterrupt"}
 STUDENT_SECONDS = 30  # one student's explanation; past it, the student's row says so
+# one student's explanation: two notebooks of at most 20 MB each parsed at a time (nbformat), within a value budget
+REPORT_STEP = Step("report", UnitLimits(seconds=STUDENT_SECONDS, memory_mb=1536), preload=("autograder.exports.report",))
 MAX_NOTEBOOK_BYTES = 20 * 2 ** 20  # the collect step's own cap on a notebook
 RUN_CELL_IDS = frozenset(RUN_CELLS.values())  # (notebook, grade_id) of each run split's cell
 
@@ -63,6 +73,8 @@ def _read(path: Path):
             data = f.read(MAX_NOTEBOOK_BYTES + 1)
     finally:
         os.close(fd)
+    if bounded_json.count_values(data, bounded_json.MAX_VALUES) is None:
+        return None, f"could not be read as a notebook (more than {bounded_json.MAX_VALUES:,} JSON values)"
     try:
         return nbformat.reads(data.decode("utf-8"), as_version=4), None
     except Exception as err:  # nbformat raises several kinds for bad JSON or schema
@@ -115,38 +127,58 @@ def _first_error_before(notebook, grade_id: str) -> str | None:
     return None
 
 
-def explain(course_dir: str | Path, assignment: str, db_url: str | None = None) -> tuple[dict[str, float], list[CellReason]]:
-    """Total score per student and a reason per graded cell short of full marks."""
+def explain(course_dir: str | Path, assignment: str, db_url: str | None = None, workers: int = 2,
+            reasons_file: Path | None = None) -> tuple[dict[str, float], list[CellReason]]:
+    """Total score per student and a reason per graded cell short of full marks; each student explained in a unit.
+    ``reasons_file`` is ``autograder grade``'s reasons.json (default: the course's grades/reasons.json, if any)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from course_lib.time_limit import TimeLimitExceeded, time_limit
+    from autograder.exports import trusted_reasons
 
     course_dir = Path(course_dir)
     db_url = db_url or f"sqlite:///{course_dir / 'gradebook.db'}"
+    trusted = trusted_reasons.load(reasons_file or course_dir / "grades" / "reasons.json")
     totals: dict[str, float] = {}
-    reasons: list[CellReason] = []
     with Gradebook(db_url) as gb:
         master = gb.find_assignment(assignment)
-        for student in sorted(s.id for s in gb.students):
+        max_score = master.max_score
+        students = sorted(s.id for s in gb.students)
+        for student in students:
             try:
-                submission = gb.find_submission(assignment, student)
+                totals[student] = gb.find_submission(assignment, student).score
             except MissingEntry:
-                totals[student] = 0.0
-                reasons.append(CellReason(student, "*", "*", 0.0, master.max_score, "no submission was autograded"))
-                continue
-            totals[student] = submission.score
-            mine: list[CellReason] = []
-            try:
-                with time_limit(STUDENT_SECONDS):
-                    _explain_student(gb, master, course_dir, student, assignment, mine)
-            except TimeLimitExceeded:
-                mine.append(CellReason(student, "*", "*", submission.score, master.max_score,
-                                       f"could not be explained within {STUDENT_SECONDS} s"))
-            reasons += mine
+                totals[student] = None
+    explained = [s for s in students if totals[s] is not None]
+    done = outcomes(REPORT_STEP, len(explained), lambda i: (explain_student, (
+        str(course_dir), db_url, assignment, explained[i], trusted.get(explained[i], {}))), workers=workers)
+    mine = dict(zip(explained, done))
+    reasons: list[CellReason] = []
+    for student in students:
+        if totals[student] is None:
+            totals[student] = 0.0
+            reasons.append(CellReason(student, "*", "*", 0.0, max_score, "no submission was autograded"))
+        elif mine[student].ok:
+            reasons += mine[student].value
+        else:
+            why = ("could not be explained within {STUDENT_SECONDS} s" if "stopped after" in mine[student].failure
+                   else f"could not be explained: {mine[student].failure}").format(STUDENT_SECONDS=STUDENT_SECONDS)
+            reasons.append(CellReason(student, "*", "*", totals[student], max_score, why))
     return totals, reasons
 
 
-def _explain_student(gb, master, course_dir: Path, student: str, assignment: str, out: list[CellReason]) -> None:
+def explain_student(course_dir: str, db_url: str, assignment: str, student: str, trusted: dict) -> list[CellReason]:
+    """In the student's unit: a reason for each graded cell of one student short of full marks (``trusted``: the score
+    of record's verdict per grade_id)."""
+    from nbgrader.api import Gradebook
+
+    out: list[CellReason] = []
+    with Gradebook(db_url) as gb:
+        _explain_student(gb, gb.find_assignment(assignment), Path(course_dir), student, assignment, out, trusted)
+    return out
+
+
+def _explain_student(gb, master, course_dir: Path, student: str, assignment: str, out: list[CellReason],
+                     trusted: dict | None = None) -> None:
     """A reason for each graded cell of one student short of full marks, appended to ``out``."""
     from nbgrader.api import MissingEntry
 
@@ -158,19 +190,22 @@ def _explain_student(gb, master, course_dir: Path, student: str, assignment: str
             grades = {}
         cells = {} if autograded is None else {
             c.metadata.get("nbgrader", {}).get("grade_id"): c for c in autograded.cells}
+        trusted = trusted or {}
         for cell in nb.grade_cells:
-            if (nb.name, cell.name) in RUN_CELL_IDS:
+            if (nb.name, cell.name) in RUN_CELL_IDS and cell.name not in trusted:
                 continue  # scored by `autograder grade`, explained in its reasons.json
             grade = grades.get(cell.name)
             score = grade.score if grade is not None else 0.0
             if score >= cell.max_score:
                 continue
-            if notebook_problem:
+            if grade is not None and grade.needs_manual_grade:
+                why = "waits for manual grading"
+            elif cell.name in trusted:  # the score of record's own reason for the score the gradebook holds
+                why = trusted[cell.name].reason
+            elif notebook_problem:
                 why = notebook_problem
             elif cell.name not in cells:  # the notebook ran, without this cell
                 why = "this test cell was deleted from the submission, so it could not run"
-            elif grade is not None and grade.needs_manual_grade:
-                why = "waits for manual grading"
             else:
                 why = _cell_error(cells[cell.name]) or "the test did not pass"
                 earlier = _first_error_before(autograded, cell.name)

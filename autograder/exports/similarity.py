@@ -5,9 +5,11 @@ matched in a submission by its ``grade_id``) is fingerprinted with copydetect
 (tokenised by pygments, names replaced by placeholders, hashed k-grams), with
 the k-grams of that cell's released starter code as boilerplate, so a blank
 submission shares nothing with another blank one. Submissions are read through
-the collect step (regular files only, no link followed, sizes capped) and parsed
-as JSON: no student code is ever run or imported. A notebook that cannot be read
-is listed as skipped with a reason; everyone else is compared as usual.
+the collect step (regular files only, no link followed, sizes capped), then each
+student's notebooks are parsed (bounded JSON) and fingerprinted in that student's own
+unit (``autograder.units``): no student code is ever run or imported, and the driver
+compares fingerprints only. A notebook that cannot be read, or a student whose unit
+failed, is listed as skipped with a reason; everyone else is compared as usual.
 """
 from __future__ import annotations
 
@@ -22,9 +24,14 @@ from pathlib import Path
 from copydetect import CodeFingerprint, compare_files
 
 from autograder.collecting.collect import Limits, Wanted, collect_cohort
+from autograder.inside import bounded_json
+from autograder.units.limits import UnitLimits
+from autograder.units.stage import Step, outcomes
 
 OVERALL = "overall"  # the cell column of a pair's all-cells row (no grade_id is spelled so)
 MB = 2 ** 20
+# one student's notebooks parsed (at most 5 MB each) and their cells fingerprinted (20,000 characters each at most)
+READ_STEP = Step("similarity", UnitLimits(seconds=60, memory_mb=1024), preload=("autograder.exports.similarity",))
 
 
 @dataclass(frozen=True)
@@ -120,13 +127,9 @@ def _source(cell: dict) -> str:
 def read_cells(data: bytes, wanted: set[str]) -> tuple[dict[str, str], list[tuple[str, str]]]:
     """The wanted grade_ids' code in a notebook's bytes, and (grade_id, reason) notes; Malformed if unreadable."""
     try:
-        notebook = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise Malformed("not UTF-8 text") from None
-    except json.JSONDecodeError as err:
-        raise Malformed(f"not valid JSON (line {err.lineno}, column {err.colno})") from None
-    except RecursionError:
-        raise Malformed("JSON nested too deeply") from None
+        notebook = bounded_json.loads(data)
+    except bounded_json.JsonRefused as err:
+        raise Malformed(str(err)) from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise Malformed("not a notebook: no list of cells")
     found: dict[str, str] = {}
@@ -146,22 +149,63 @@ def read_cells(data: bytes, wanted: set[str]) -> tuple[dict[str, str], list[tupl
     return found, notes
 
 
+@dataclass
+class StudentCode:
+    """One student's graded cells, read in the student's unit."""
+
+    code: dict[str, str]  # grade_id -> the code compared (cut to max_cell_chars)
+    prints: dict[str, CodeFingerprint]  # grade_id -> its fingerprint, the cell's starter code as boilerplate
+    skipped: list[Skipped]  # what of it was not compared, and why
+
+
+def read_student(student: str, folder: str, by_notebook: dict[str, set[str]], settings: Settings,
+                 starters: dict[str, str]) -> StudentCode:
+    """In the student's unit: the wanted cells' code of each notebook in the collected ``folder``, fingerprinted with
+    each cell's ``starters`` code as boilerplate. (copydetect hashes k-grams with Python's ``hash``, salted per
+    process: every unit of a step is forked from one fork server, so every student's hashes and the boilerplate's
+    are made with the same salt, and no hash is made anywhere else.)"""
+    mine: dict[str, str] = {}
+    skipped: list[Skipped] = []
+    for notebook, wanted in sorted(by_notebook.items()):
+        path = Path(folder) / notebook
+        if not path.is_file():
+            continue
+        try:
+            found, notes = read_cells(path.read_bytes(), wanted)
+        except Malformed as err:
+            skipped.append(Skipped(student, notebook, str(err)))
+            continue
+        skipped += [Skipped(student, g, why) for g, why in notes]
+        for grade_id, text in found.items():
+            if len(text) > settings.max_cell_chars:
+                skipped.append(Skipped(student, grade_id, f"code past the first "
+                                       f"{settings.max_cell_chars} characters left out"))
+            mine[grade_id] = text[:settings.max_cell_chars]
+    # all k-grams of each starter (window 1), as copydetect's CopyDetector builds its boilerplate
+    boilerplates = {g: sorted(_fingerprint("starter.py", starters[g], settings).hashes) for g in mine}
+    prints = {g: _fingerprint(f"{student}/{g}.py", text, settings, boilerplates[g]) for g, text in mine.items()}
+    return StudentCode(mine, prints, skipped)
+
+
 def collect_code(submitted: Path, assignment: str, cells: list[GradedCell], settings: Settings
-                 ) -> tuple[dict[str, dict[str, str]], list[Skipped]]:
-    """student -> grade_id -> code, read from a sanitised copy of each submission; and what was skipped."""
+                 ) -> tuple[dict[str, StudentCode], list[Skipped]]:
+    """student -> their graded cells' code and fingerprints, read from a sanitised copy of each submission in a unit of
+    its own; and what was skipped."""
     by_notebook: dict[str, set[str]] = defaultdict(set)
     for c in cells:
         by_notebook[c.notebook].add(c.grade_id)
+    starters = {c.grade_id: c.starter for c in cells}
     # the notebooks holding graded cells, by name; no run files
     limits = Limits(notebook_bytes=settings.notebook_bytes, total_bytes=16 * settings.notebook_bytes,
                     max_entries=settings.max_entries)
     wanted = Wanted(frozenset(by_notebook), frozenset(), frozenset())
-    code: dict[str, dict[str, str]] = {}
+    code: dict[str, StudentCode] = {}
     skipped: list[Skipped] = []
     with tempfile.TemporaryDirectory(prefix="similarity-") as tmp:
         cohort = collect_cohort(Path(submitted), assignment, Path(tmp) / "copy", limits, wanted)
         skipped += [Skipped(r.shown, "", f"not compared: the folder cannot be a student id ({r.why})")
                     for r in cohort.refused]
+        readable = []
         for got in cohort.students:
             # collect's reasons about the notebooks compared (too big, a link, ...); the rest is not ours to judge
             mine_dropped = [Skipped(got.student, r.split(":", 1)[0], r.split(":", 1)[1].strip())
@@ -171,23 +215,15 @@ def collect_code(submitted: Path, assignment: str, cells: list[GradedCell], sett
                 if not mine_dropped:
                     skipped.append(Skipped(got.student, "", "; ".join(got.dropped[:3]) or "no notebooks"))
                 continue
-            mine: dict[str, str] = {}
-            for notebook, wanted in sorted(by_notebook.items()):
-                path = got.folder / notebook
-                if not path.is_file():
-                    continue
-                try:
-                    found, notes = read_cells(path.read_bytes(), wanted)
-                except Malformed as err:
-                    skipped.append(Skipped(got.student, notebook, str(err)))
-                    continue
-                skipped += [Skipped(got.student, g, why) for g, why in notes]
-                for grade_id, text in found.items():
-                    if len(text) > settings.max_cell_chars:
-                        skipped.append(Skipped(got.student, grade_id, f"code past the first "
-                                               f"{settings.max_cell_chars} characters left out"))
-                    mine[grade_id] = text[:settings.max_cell_chars]
-            code[got.student] = mine
+            readable.append(got)
+        done = outcomes(READ_STEP, len(readable), lambda i: (read_student, (
+            readable[i].student, str(readable[i].folder), dict(by_notebook), settings, starters)), workers=2)
+        for got, outcome in zip(readable, done):
+            if not outcome.ok:
+                skipped.append(Skipped(got.student, "", f"not compared: reading it failed ({outcome.failure})"))
+                continue
+            code[got.student] = outcome.value
+            skipped += outcome.value.skipped
     return code, skipped
 
 
@@ -197,18 +233,16 @@ def _fingerprint(name: str, text: str, settings: Settings, boilerplate=None) -> 
                            language="python", fp=io.StringIO(text))
 
 
-def compare(cells: list[GradedCell], code: dict[str, dict[str, str]], settings: Settings) -> Report:
-    """Every pair of students, per cell and overall, ranked; the starter code of each cell excluded."""
+def compare(cells: list[GradedCell], code: dict[str, StudentCode], settings: Settings) -> Report:
+    """Every pair of students, per cell and overall, ranked; the starter code of each cell excluded. Works on the
+    fingerprints the students' units made."""
     students = sorted(code)
     pairs: list[PairScore] = []
     matches: dict[tuple[str, str, str], tuple] = {}
     own: dict[str, float] = defaultdict(float)  # student -> fingerprinted tokens of their own, all cells
     shared: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])  # (a, b) -> matched tokens each way
     for cell in cells:
-        # all k-grams of the starter (window 1), as copydetect's CopyDetector builds its boilerplate
-        boilerplate = sorted(_fingerprint("starter.py", cell.starter, settings).hashes)
-        prints = {s: _fingerprint(f"{s}/{cell.grade_id}.py", code[s][cell.grade_id], settings, boilerplate)
-                  for s in students if cell.grade_id in code[s]}
+        prints = {s: code[s].prints[cell.grade_id] for s in students if cell.grade_id in code[s].prints}
         for s, fp in prints.items():
             own[s] += float(fp.token_coverage)
         ranked = _rank(_cell_pairs(cell.grade_id, prints))
@@ -220,7 +254,7 @@ def compare(cells: list[GradedCell], code: dict[str, dict[str, str]], settings: 
         pairs += ranked
     overall = [PairScore(OVERALL, a, b, ta / own[a], tb / own[b], round(ta)) for (a, b), (ta, tb) in shared.items()]
     return Report(cells, students, _rank(overall) + pairs, [],
-                  {(s, g): t for s, mine in code.items() for g, t in mine.items()}, matches)
+                  {(s, g): t for s, mine in code.items() for g, t in mine.code.items()}, matches)
 
 
 def _cell_pairs(grade_id: str, prints: dict[str, CodeFingerprint]) -> list[PairScore]:

@@ -18,10 +18,8 @@ workers like the grading itself.
 """
 from __future__ import annotations
 
-import json
 import random
 import tempfile
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +32,7 @@ from autograder.confinement.jobs import run_job
 from autograder.grading.code_parts import PROBE_ENV, data_inputs
 from autograder.grading.results import Budget, Settings, SubmissionResult
 from autograder.grading.run_parts import decode_params
+from autograder.inside import bounded_json
 from course_lib.evaluation import accuracy
 from course_lib.runs import RUNS
 
@@ -82,7 +81,7 @@ def _recorded_seeds(folder: Path, runs: list[str]) -> dict[str, int]:
     seeds = {}
     for name in runs:
         try:
-            seed = json.loads((folder / OUTPUTS / f"{name}.json").read_text(encoding="utf-8")).get("seed", 0)
+            seed = bounded_json.loads((folder / OUTPUTS / f"{name}.json").read_bytes()).get("seed", 0)
         except (OSError, ValueError, AttributeError):
             seed = 0
         seeds[name] = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63 else 0
@@ -146,13 +145,14 @@ def audit_student(collected: Collected, result: SubmissionResult, settings: Sett
     return out
 
 
+# one audited student's unit: the retrain job's answer (up to 512 MB of params, base64) is decoded in it
+AUDIT_UNIT_MEMORY_MB = 4096
+
+
 def audit_one(collected: Collected, result: SubmissionResult, settings: Settings, gold: dict,
               audit: AuditSettings) -> AuditResult:
-    """One student's audit as a self-contained task: the grader's own failure is a note, never a crash."""
-    try:
-        return audit_student(collected, result, settings, gold, audit)
-    except Exception:
-        return AuditResult(collected.student, log=[f"the audit failed:\n{traceback.format_exc()[-2000:]}"])
+    """One student's audit, in its own unit (``autograder.units``)."""
+    return audit_student(collected, result, settings, gold, audit)
 
 
 def sample(results: list[SubmissionResult], audit: AuditSettings) -> list[int]:
@@ -198,16 +198,18 @@ def run_audits(collected: list[Collected], results: list[SubmissionResult], sett
     """Audit the sampled students (one Dask task each), apply the findings, write audit.csv; flags for flags.csv."""
     from autograder.collecting.flags import Flag
     from autograder.exports.csv_safe import write_csv
-    from autograder.grading.dask_tasks import run_tasks
+    from autograder.units.limits import UnitLimits
+    from autograder.units.stage import Step, run_step
 
     places = sample(results, audit)
-    if cluster.serial:
-        done = [audit_one(collected[i], results[i], settings, gold, audit) for i in places]
-    else:
-        finished = dict(run_tasks(places, lambda i: (audit_one, (collected[i], results[i], settings, gold, audit)),
-                                  lambda i, why: AuditResult(results[i].student, log=[f"the audit failed: {why}"]),
-                                  cluster, "audit"))
-        done = [finished[i] for i in places]
+    step = Step("audit", UnitLimits(seconds=audit.timeout + 120, memory_mb=AUDIT_UNIT_MEMORY_MB, answer_mb=64),
+                preload=("autograder.grading.audit",))
+    finished = {}
+    for i, outcome in run_step(step, places, lambda i: (audit_one, (collected[i], results[i], settings, gold, audit)),
+                               cluster):
+        finished.setdefault(i, outcome.value if outcome.ok else AuditResult(
+            results[i].student, log=[f"the audit failed: {outcome.failure}\n{outcome.detail}"]))
+    done = [finished[i] for i in places]
     flagged = apply(results, done, audit)
     findings = [f for d in done for f in d.findings]
     write_csv(out / "audit.csv", ["student", "split", "handed_in", "retrained", "tolerance", "flagged", "note"],

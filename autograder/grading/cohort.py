@@ -1,16 +1,18 @@
 """A cohort graded in parallel on Dask distributed: one task per student, files written by the driver alone.
 
-Each task is ``grade.grade_one`` on one collected submission, run in a Dask worker
-process: it starts the same confined probe and decode jobs a serial grading starts, so
-the sandbox (``autograder.confinement``) applies on every worker, and a worker that
-cannot confine refuses just as the command does. A task names the collect step's copy
+Each student is one unit of the grade step (``autograder.units``): ``grade.grade_one`` on one
+collected submission in a process of its own, with a memory and a time limit, forked in this
+process for ``--workers 1`` or inside a Dask worker. It starts the same confined probe and
+decode jobs either way, so the sandbox (``autograder.confinement``) applies on every worker,
+and a worker that cannot confine refuses just as the command does. A task names the collect step's copy
 of its submission by path (never its bytes: the driver's memory stays flat whatever the
 submissions weigh), so workers on other machines need the course folder (code, data) at
 the same path and the grader's --out folder on a filesystem they share.
 
-Faults (``autograder.grading.dask_tasks``): a student whose worker dies is graded once more on another
-worker; a second death, a lost scheduler or any other error makes that student's row "could not
-be graded", with the reason in the instructor's log.
+Faults (``autograder.units``): a unit that fails in any way (an exception, out of memory, past its
+time) makes that student's row "could not be graded"; a student whose worker dies is graded once
+more on another worker; a second death or a lost scheduler gives that row too; the reason goes to
+the instructor's log, and nobody else's row changes.
 
 Re-runs: each graded student's result is kept in ``OUT/results/<student>.json`` with the
 hash of the collected files and of everything else that decides a grade (settings, data,
@@ -22,15 +24,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 
 from autograder.atomic import write_atomically
 from autograder.checks.judges import SOLUTIONS
-from autograder.collecting.collect import Collected, Refused, digest_files
-from autograder.grading.dask_tasks import Cluster, run_tasks
+from autograder.collecting.collect import Collected, Refused
 from autograder.grading.grade import grade_one
 from autograder.grading.results import (
     PartResult,
@@ -38,8 +38,13 @@ from autograder.grading.results import (
     SubmissionResult,
     failed_row,
 )
+from autograder.units.dask import Cluster
+from autograder.units.limits import UnitLimits
+from autograder.units.stage import Step, preload, run_step
 from course_lib import layout
 from course_lib.layout import REPO
+
+preload("autograder.grading.grade")  # the step's units import it: once, in the fork server
 
 CACHE_DIR = "results"  # in the --out folder: one JSON per graded student
 CACHE_FORMAT = 2  # bumped when the cache file's layout changes
@@ -50,7 +55,7 @@ GRADER_FILES = ("autograder/**/*.py", "autograder/checks/bars.toml", "course_lib
 NOT_GRADING = ("autograder/__main__.py", "autograder/nbgrader_glue/*", "autograder/release/*", "autograder/exports/csv_safe.py",
                "autograder/exports/gradebook.py", "autograder/exports/outputs.py", "autograder/exports/report.py",
                "autograder/exports/similarity*.py",
-               "autograder/grading/cohort.py", "autograder/grading/dask_tasks.py", "autograder/grading/folder.py",
+               "autograder/grading/cohort.py", "autograder/units/*.py", "autograder/grading/folder.py",
                "autograder/grading/one_check.py", "autograder/collecting/flags.py")
 
 
@@ -76,10 +81,14 @@ class CohortRun:
     failed: list[str] = field(default_factory=list)  # students the grader itself could not grade (not kept)
 
 
-def _files(collected: Collected) -> list[tuple[str, Path]]:
-    if collected.folder is None:
-        return []
-    return sorted((p.relative_to(collected.folder).as_posix(), p) for p in collected.folder.rglob("*") if p.is_file())
+UNIT_MEMORY_MB = 3072  # one student's grade unit: the grader's code, torch, the answers it decodes (jobs have their own)
+UNIT_MARGIN_SECONDS = 120  # beyond the student's job budget: loading, judging, decoding the answers
+
+
+def grade_step(settings: Settings) -> Step:
+    """The grade step's units: one student each, within the student's time budget and a memory limit."""
+    return Step("grade", UnitLimits(seconds=settings.student_seconds + UNIT_MARGIN_SECONDS, memory_mb=UNIT_MEMORY_MB),
+                preload=("autograder.grading.grade",))
 
 
 def task_for(collected: Collected) -> Task:
@@ -88,7 +97,7 @@ def task_for(collected: Collected) -> Task:
 
 
 def run_task(task: Task, settings: Settings, gold: dict) -> SubmissionResult:
-    """In a worker: grade the collect step's copy where it lies (the grader's jobs copy what they need)."""
+    """In the student's unit: grade the collect step's copy where it lies (the grader's jobs copy what they need)."""
     collected = Collected(task.student, Path(task.folder) if task.folder else None, list(task.dropped),
                           dict(task.notes), linked=list(task.linked))
     return grade_one(collected, settings, gold)
@@ -96,10 +105,8 @@ def run_task(task: Task, settings: Settings, gold: dict) -> SubmissionResult:
 
 def content_hash(collected: Collected) -> str:
     """What the student handed in, as collected: file names and bytes, and what was left out."""
-    digest = hashlib.sha256(json.dumps([collected.student, collected.folder is not None, collected.dropped,
-                                        sorted(collected.notes.items())]).encode())
-    digest_files(digest, _files(collected))
-    return digest.hexdigest()
+    return hashlib.sha256(json.dumps([collected.student, collected.folder is not None, collected.dropped,
+                                      sorted(collected.notes.items()), collected.prints.digest]).encode()).hexdigest()
 
 
 def settings_hash(settings: Settings) -> str:
@@ -164,14 +171,14 @@ def grade_cohort(collected: list[Collected], settings: Settings, gold: dict, out
             todo.append((index, content))
     with tqdm(total=len(collected), initial=run.reused, desc="grading", unit="submission",
               disable=not progress) as bar:
-        finished = _serial(collected, todo, settings, gold) if cluster.serial else run_tasks(
-            [index for index, _ in todo], lambda index: (run_task, (task_for(collected[index]), settings, gold)),
-            lambda index, why: failed_row(collected[index].student, settings, f"grading on Dask failed: {why}"),
-            cluster, "grade")
+        finished = run_step(grade_step(settings), [index for index, _ in todo],
+                            lambda index: (run_task, (task_for(collected[index]), settings, gold)), cluster)
         contents = dict(todo)
-        for index, result in finished:
+        for index, outcome in finished:
             if index in results:  # never two rows for one student, whatever the cluster did
                 continue
+            result = outcome.value if outcome.ok else failed_row(
+                collected[index].student, settings, f"the grade step's unit failed: {outcome.failure}\n{outcome.detail}")
             results[index] = result
             _keep(_cache_path(out, result.student), result, contents[index], grading)
             run.graded += 1
@@ -180,8 +187,3 @@ def grade_cohort(collected: list[Collected], settings: Settings, gold: dict, out
             bar.update()
     run.results = [results[i] for i in range(len(collected))]
     return run
-
-
-def _serial(collected, todo, settings, gold) -> Iterator[tuple[int, SubmissionResult]]:
-    for index, _ in todo:
-        yield index, grade_one(collected[index], settings, gold)

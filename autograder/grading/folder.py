@@ -11,7 +11,7 @@ from autograder.collecting.collect import collect_cohort, wanted_for
 from autograder.collecting.flags import cohort_flags
 from autograder.exports.outputs import write_outputs
 from autograder.grading.cohort import CohortRun, grade_cohort
-from autograder.grading.dask_tasks import Cluster
+from autograder.units.dask import Cluster
 from autograder.grading.grade import load_gold
 from autograder.grading.results import Settings, SubmissionResult
 

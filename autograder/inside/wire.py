@@ -12,10 +12,14 @@ import math
 
 import torch
 
+from . import bounded_json
+
 TENSOR_KEY = "__tensor__"
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
           "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "bool": torch.bool}
 MAX_ELEMENTS = 50_000_000  # one tensor; the answer's size is capped before it is parsed anyway
+# JSON values in one answer (a tensor is one string): a right answer holds thousands; the cap bounds the parse's memory
+MAX_VALUES = bounded_json.MAX_VALUES
 
 
 class WireError(ValueError):
@@ -75,10 +79,12 @@ def decode(value) -> object:
 
 
 def loads(data: bytes) -> object:
-    """Parse an answer; raises WireError for anything malformed."""
+    """Parse an answer (within a budget of values: ``bounded_json``); raises WireError for anything malformed."""
     try:
-        return decode(json.loads(data.decode("utf-8")))
+        return decode(bounded_json.loads(data, MAX_VALUES))
     except WireError:
         raise
+    except bounded_json.JsonRefused as err:
+        raise WireError(f"not a well-formed answer ({err})") from None
     except (ValueError, TypeError, RecursionError, base64.binascii.Error) as err:
         raise WireError(f"not a well-formed answer ({type(err).__name__})") from None

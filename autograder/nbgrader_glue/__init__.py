@@ -1,10 +1,13 @@
 """nbgrader's own autograde, run the course's way: on the collected copies, in the confined kernel, on Dask.
 
 Owns ``autograder autograde`` (``autograde``: the collect step into ``collected/``, one
-student's nbgrader per Dask task, re-runs by hash), one student's nbgrader process
+student's nbgrader per unit, re-runs by hash), one student's nbgrader process
 (``one_student``: ids set as values, SQLite sessions taking turns), the settings every
 course's ``nbgrader_config.py`` applies (``setup``), the confined grading kernel (``kernel``,
-``jupyter/kernels/course-grading``) and what feedback pages show of hidden tests
-(``feedback``). May import course_lib, ``autograder.collecting``, ``autograder.confinement``,
-``autograder.checks`` and ``autograder.grading.dask_tasks``.
+``jupyter/kernels/course-grading``), nbgrader's exchange steps run the course's way (who handed a
+submission in: ``inbound``; the collect: ``exchange``; listing and removing what it refused:
+``refused_inbound``; the release of feedback: ``release_feedback``) and what feedback pages show
+(``feedback``: the score of record's reasons and total, never a hidden test's code). May import
+course_lib, ``autograder.collecting``, ``autograder.confinement``, ``autograder.checks``,
+``autograder.grading``, ``autograder.exports``, ``autograder.inside`` and ``autograder.units``.
 """

@@ -6,12 +6,18 @@ files by name, no links, no special files, sizes capped), and nbgrader autograde
 (its ``submitted_directory``), so what reaches ``autograded/``, the grading kernel and the
 feedback is only what the collect step produced.
 
-Each student is nbgrader's own autograde of one student, run by ``autograder.nbgrader_glue.one_student`` in
-a child process of the task, in the course folder, with the grading kernel
+Each student is one unit of the autograde step (``autograder.units``): nbgrader's own autograde of
+one student, run by ``autograder.nbgrader_glue.one_student`` in a child process of the unit (which
+inherits its memory limit), in the course folder, with the grading kernel
 (``autograder.nbgrader_glue.kernel``: the sandbox applies on every worker). The student id travels as data
 (a JSON argument nbgrader_one sets as config), never as a word nbgrader parses. A student whose
-autograde fails, hangs past ``timeout`` or whose worker dies (it is retried once on another
-worker) gets a reason in the result; nobody else is affected.
+autograde fails, hangs past ``timeout``, runs out of memory or whose worker dies (it is retried once
+on another worker) gets a reason in the result; nobody else is affected.
+
+Nothing grader-only reaches a student's kernel: no grading seed and no reference output. The
+hidden test cells score zero in nbgrader's own run and say so; their points, like every
+autograded cell's, come from ``autograder grade --gradebook`` (the trusted judge, outside the
+kernel), and the feedback shows its reasons.
 
 The gradebook: PostgreSQL takes parallel writers as it is. A SQLite gradebook takes one writer
 at a time, and can refuse a second outright ("database is locked"), so with SQLite every
@@ -21,33 +27,38 @@ SQLite gradebook therefore needs its workers on this machine (or one filesystem 
 ``flock``); a cluster of machines should use PostgreSQL.
 
 Re-runs start only students whose collected files changed since their last autograde, or
-whose autograde failed (``autograde_state.json`` in the course folder keeps the hashes).
+whose autograde failed (``autograde_state.json`` in the course folder keeps the hashes; the
+collect unit of each student computed its hash).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import random
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autograder.atomic import write_atomically
 from autograder.collecting.collect import Cohort, collect_cohort, wanted_for
-from autograder.collecting.safe_files import digest_files
-from autograder.grading.dask_tasks import Cluster, run_tasks
 from autograder.nbgrader_glue.collected_only import COLLECTED
 from autograder.nbgrader_glue.one_student import LOCK_VARIABLE, PARENT_VARIABLE
+from autograder.units.dask import Cluster
+from autograder.units.limits import UnitLimits
+from autograder.units.stage import Step, preload, run_step
+
+preload("autograder.nbgrader_glue.autograde")  # the step's units import it: once, in the fork server
 
 STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash of the submission autograded last
 LOG_TAIL = 4000  # characters of nbgrader's output kept for a student whose autograde failed
 SKIPPED = "Skipping existing assignment"  # what nbgrader says of a student it autograded before (no --force)
+# the unit's own process and nbgrader's, which inherits the limit (it parses the student's notebooks); the kernels
+# and their sandbox set limits of their own
+UNIT_MEMORY_MB = 3072
+UNIT_MARGIN_SECONDS = 60  # beyond --timeout, which the unit enforces on nbgrader itself
 
 
 @dataclass(frozen=True)
@@ -120,35 +131,12 @@ def collect_course(course: Path, assignment: str, only: list[str] | None = None)
     return cohort
 
 
-def hidden_inputs_file(folder: Path, seed: int) -> Path:
-    """This student's hidden checks' inputs, drawn from ``seed`` with the reference's expectations, as a file its
-    grading kernels read (``COURSE_HIDDEN_INPUTS``): the hidden cells then judge as the grader's judges do."""
-    import torch
-
-    from autograder.checks.hidden import hidden_inputs
-
-    os.chmod(folder, 0o755)  # the kernel runs as nobody
-    path = folder / "hidden_inputs.pt"
-    torch.save({"seed": seed, "inputs": hidden_inputs(seed)}, path)
-    os.chmod(path, 0o644)
-    return path
-
-
 def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
-    """In a task: nbgrader autograde of one student, stopped (with its kernels) after ``settings.timeout``."""
-    with tempfile.TemporaryDirectory(prefix="hidden-inputs-") as folder:
-        seed = random.SystemRandom().randrange(2 ** 31)
-        inputs = hidden_inputs_file(Path(folder), seed)
-        result = _autograde(student, settings, inputs)
-    result.log = f"hidden checks' inputs of seed {seed}\n{result.log}"
-    return result
-
-
-def _autograde(student: str, settings: AutogradeSettings, hidden_inputs: Path) -> Autograded:
-    readable = os.pathsep.join(filter(None, [os.environ.get("GRADING_READABLE_PATHS", ""), str(hidden_inputs)]))
+    """In the student's unit: nbgrader autograde of one student, stopped (with its kernels) after
+    ``settings.timeout``."""
     env = {**os.environ, **dict(settings.kernel_env), PARENT_VARIABLE: str(os.getpid()),
-           "COURSE_HIDDEN_INPUTS": str(hidden_inputs), "GRADING_READABLE_PATHS": readable,
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # alembic, jupyter
+    env.pop("COURSE_HIDDEN_INPUTS", None)  # nothing grader-only in a kernel, whatever the instructor's shell holds
     database = sqlite_path(settings)
     if database is not None:
         env[LOCK_VARIABLE] = f"{database}.lock"
@@ -176,15 +164,6 @@ def _autograde(student: str, settings: AutogradeSettings, hidden_inputs: Path) -
     return Autograded(student, True, seconds, "", output, skipped=SKIPPED in output)
 
 
-def submission_hash(folder: Path | None) -> str:
-    """What the collect step took of a student: every copied file's name and bytes ("" when nothing)."""
-    if folder is None:
-        return ""
-    digest = hashlib.sha256()
-    digest_files(digest, ((p.relative_to(folder).as_posix(), p) for p in sorted(folder.rglob("*")) if p.is_file()))
-    return digest.hexdigest()
-
-
 def _read_state(path: Path) -> dict[str, str]:
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
@@ -197,10 +176,11 @@ def _write_state(path: Path, state: dict[str, str]) -> None:
     write_atomically(path, json.dumps(state, indent=1, sort_keys=True))
 
 
-def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: Cluster,
+def autograde_cohort(settings: AutogradeSettings, students: list[str], hashes: dict[str, str], cluster: Cluster,
                      progress: bool = True) -> list[Autograded]:
-    """Every student's autograde (one task each; in this process, one after another, for ``Cluster(1)``);
-    one result per student, in the order given.
+    """Every student's autograde, each a unit of its own (a Dask task, or forked here one after another for
+    ``Cluster(1)``); one result per student, in the order given. ``hashes`` holds each student's collected files'
+    digest ("" when the collect step kept nothing), made by its collect unit.
 
     Re-runs: the hash of each student's submission autograded last is kept in the course's
     ``autograde_state.json``. A student autograded before with the same files is not started again; one
@@ -211,12 +191,10 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: 
 
     state_path = settings.course / STATE_FILE
     kept = _read_state(state_path)
-    copies = {s: settings.course / COLLECTED / s / settings.assignment for s in students}
-    hashes = {s: submission_hash(copies[s] if copies[s].is_dir() else None) for s in students}
     results: dict[int, Autograded] = {}
     todo, redo = [], set()
     for place, student in enumerate(students):
-        if not hashes[student]:  # the collect step kept nothing of it: nbgrader would find no notebook either
+        if not hashes.get(student):  # the collect step kept nothing of it: nbgrader would find no notebook either
             results[place] = Autograded(student, False, 0.0, "nothing of the submission could be collected (see "
                                         "the collect step's reasons in autograde_log.txt)", "")
             continue
@@ -228,9 +206,6 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: 
         if done_before and student in kept:  # autograded before, by this command, from other files
             redo.add(place)
 
-    def failed(place: int, why: str) -> Autograded:
-        return Autograded(students[place], False, 0.0, f"could not be autograded: {why.splitlines()[0]}", why)
-
     attempts: dict[int, int] = {}
 
     def task(place: int) -> tuple:
@@ -240,17 +215,15 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: 
         force = settings.force or place in redo or attempts[place] > 1
         return autograde_one, (students[place], replace(settings, force=force))
 
-    def here(place: int) -> Autograded:
-        fn, args = task(place)
-        return fn(*args)
-
-    finished = ((place, here(place)) for place in todo) if cluster.serial \
-        else run_tasks(todo, task, failed, cluster, "autograde")
+    step = Step("autograde", UnitLimits(seconds=settings.timeout + UNIT_MARGIN_SECONDS, memory_mb=UNIT_MEMORY_MB),
+                preload=("autograder.nbgrader_glue.autograde",))
     with tqdm(total=len(students), initial=len(results), desc="nbgrader autograde", unit="student",
               disable=not progress) as bar:
-        for place, result in finished:
+        for place, outcome in run_step(step, todo, task, cluster):
             if place in results:
                 continue
+            result = outcome.value if outcome.ok else Autograded(
+                students[place], False, outcome.seconds, f"could not be autograded: {outcome.failure}", outcome.detail)
             results[place] = result
             if result.ok and not result.skipped:
                 kept[students[place]] = hashes[students[place]]
@@ -263,9 +236,11 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], cluster: 
 
 
 def write_log(results: list[Autograded], path: Path, collect_notes: dict[str, list[str]] | None = None) -> Path:
-    """The instructor's log: each student's outcome, what the collect step left out, and nbgrader's output."""
+    """The instructor's log: each student's outcome, what the collect step left out, and nbgrader's output. A run
+    adds its own section under the earlier runs' (a re-run with nothing changed keeps what the first one said)."""
     collect_notes = collect_notes or {}
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(f"########## autograder autograde, {time.strftime('%Y-%m-%d %H:%M:%S %z')}\n")
         for r in results:
             f.write(f"===== {r.student}: {'ok' if r.ok else 'FAILED: ' + r.reason} ({r.seconds:.1f} s)\n")
             f.writelines(f"left out by the collect step: {note}\n" for note in collect_notes.get(r.student, []))

@@ -1,55 +1,255 @@
-"""nbgrader's collect, copying what students put in the exchange without following their links.
+"""nbgrader's collect (the command and formgrader's Collect): a submission is its owner's, each student a unit.
 
-Students can write in the exchange's ``inbound/`` by hand, not only through ``nbgrader submit``.
-nbgrader's own collect copies with ``shutil.copytree``, which follows links: a link named like a run
-file and pointing at the grader's test answers (or a classmate's notebook) became a regular file in
-``submitted/``, which the collect step then took for the student's own. Here links are copied as links
-(the collect step drops every link, with a reason), special files (FIFOs, sockets, devices) are left
-out, and a submission folder that is itself a link is not collected at all.
+nbgrader's own collect files a submission under the student its folder's name claims, and
+copies with ``shutil.copytree``, following links, for the whole class in one loop: a folder
+named for a classmate replaced the classmate's work, a link named like a run file brought
+the grader's answers into ``submitted/``, and one student's unreadable folder or a file
+deleted mid-copy stopped the collect for everyone after them. Here
+  - an inbound entry is a student's only when their account owns it and all it holds, its
+    time is no later than the collect and its ``timestamp.txt`` agrees
+    (``autograder.nbgrader_glue.inbound``); anything else is refused, by name of owner and
+    claimed student, into the course's ``collect_refused.csv``, and the collect ends in an
+    error that says so (never "success" with a warning);
+  - each student's latest genuine submission is copied in a unit of its own
+    (``autograder.units``): into a staging folder, then put in place in one rename, so a
+    copy that fails (a folder the student made unreadable, a file gone mid-copy) leaves the
+    copy collected before untouched and that student's refusal row says why;
+  - a collected submission is replaced only by a later genuine one (nbgrader's ``--update``,
+    which formgrader's button sets), or by the one before the due date when asked
+    (``before_duedate``);
+  - links are copied as links (the collect step drops every one, with a reason), special files
+    (FIFOs, sockets, devices) are left out.
 """
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 import stat
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import ignore_patterns
 
+from autograder.collecting.safe_files import shown
+from autograder.exports.csv_safe import write_csv
+from autograder.nbgrader_glue.inbound import Record, Refusal, inside_problem, judge, parse_time
+from autograder.units.limits import UnitLimits
+from autograder.units.stage import Step, outcomes
 
-class LinkSafeCollect(ExchangeCollect):
-    """``nbgrader collect`` (and formgrader's Collect) that never reads through a student's link."""
+REFUSED_FILE = "collect_refused.csv"  # in the course folder: the inbound entries the last collect refused, and why
+# one student's copy: nbgrader's own size cap (max_dir_size) bounds it; the listing and copy hold little memory
+COLLECT_STEP = Step("exchange collect", UnitLimits(seconds=300, memory_mb=1024),
+                    preload=("autograder.nbgrader_glue.exchange",))
 
-    def do_copy(self, src, dest, log=None):
-        if os.path.islink(src):
-            self.log.error("Not collecting %s: the submission folder is a link", os.path.basename(src))
-            return
-        if self.get_size(src) > 1000 * self.coursedir.max_dir_size:  # nbgrader's own cap (get_size skips links)
-            raise RuntimeError(f"Directory size is too big; maximum size is {1000 * self.coursedir.max_dir_size}")
-        nbgraders = ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
-                                    max_file_size=self.coursedir.max_file_size, log=self.log)
 
-        def ignore(directory, names):
-            left_out = set(nbgraders(directory, names))
-            for name in names:
-                mode = os.lstat(os.path.join(directory, name)).st_mode
-                if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-                    self.log.warning("Not collecting %s: not a file", os.path.join(os.path.basename(src), name))
-                    left_out.add(name)
-            return left_out
+@dataclass(frozen=True)
+class CopyRules:
+    """nbgrader's course settings a copy follows (picklable: they travel to the student's unit)."""
 
-        shutil.copytree(src, dest, symlinks=True, ignore=ignore)
-        if self.coursedir.groupshared:  # nbgrader's own step after its copy, never through a link
-            for dirname, _, filenames in os.walk(dest):
-                self._share(dirname, 0o2770, 0o2777)
-                for name in filenames:
-                    if not os.path.islink(os.path.join(dirname, name)):
-                        self._share(os.path.join(dirname, name), 0o660, 0o777)
+    ignore: tuple[str, ...]  # CourseDirectory.ignore: names left out
+    include: tuple[str, ...]  # CourseDirectory.include: names taken
+    max_file_size: int  # CourseDirectory.max_file_size (KB): larger files left out
+    max_dir_size: int  # CourseDirectory.max_dir_size (KB): a larger submission is refused
+    groupshared: bool  # CourseDirectory.groupshared: group-writable copies
+    update: bool  # replace a collected submission by a later one (formgrader's button: yes)
+    before_duedate: bool  # take the latest submission before the due date instead
 
-    def _share(self, path: str, bits: int, keep: int) -> None:
-        mode = os.lstat(path).st_mode
-        if mode & bits != bits:
+
+@dataclass
+class Collected:
+    """What one student's unit did."""
+
+    student: str
+    action: str  # "collected", "updated", "kept" (nothing newer) or "refused"
+    why: str = ""  # for "refused" and "kept"
+    notes: list[str] = field(default_factory=list)  # things left out of the copy, for the log
+
+
+class _Notes(list):
+    """A logger for nbgrader's ignore_patterns that keeps what it says."""
+
+    def warning(self, message, *args):
+        self.append(message % args if args else message)
+
+    info = debug = error = warning
+
+
+def _size(folder: str) -> int:
+    """Bytes of the regular files under ``folder``, links not followed (nbgrader's get_size follows none either)."""
+    total = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            st = os.lstat(os.path.join(dirpath, name))
+            if stat.S_ISREG(st.st_mode):
+                total += st.st_size
+    return total
+
+
+def copy_submission(src: str, dest: str, rules: CopyRules, notes: list) -> None:
+    """Copy ``src`` to the new folder ``dest`` with its links as links, special files left out, nbgrader's ignore and
+    size rules applied."""
+    if _size(src) > 1000 * rules.max_dir_size:
+        raise ValueError(f"larger than the course's max_dir_size ({rules.max_dir_size} KB)")
+    nbgraders = ignore_patterns(exclude=list(rules.ignore), include=list(rules.include),
+                                max_file_size=rules.max_file_size, log=notes)
+
+    def ignore(directory, names):
+        left_out = set(nbgraders(directory, names))
+        for name in names:
+            mode = os.lstat(os.path.join(directory, name)).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                notes.append(f"not collecting {shown(name)}: not a file")
+                left_out.add(name)
+        return left_out
+
+    shutil.copytree(src, dest, symlinks=True, ignore=ignore)
+    if rules.groupshared:  # nbgrader's own step after its copy, never through a link
+        for dirpath, _, filenames in os.walk(dest):
+            _share(dirpath, 0o2770, 0o2777, notes)
+            for name in filenames:
+                if not os.path.islink(os.path.join(dirpath, name)):
+                    _share(os.path.join(dirpath, name), 0o660, 0o777, notes)
+
+
+def _share(path: str, bits: int, keep: int, notes: list) -> None:
+    mode = os.lstat(path).st_mode
+    if mode & bits != bits:
+        try:
+            os.chmod(path, (mode | bits) & keep)
+        except PermissionError:
+            notes.append(f"could not make {shown(os.path.basename(path))} groupshared")
+
+
+def _existing_time(dest: str) -> datetime.datetime | None:
+    """The time of the submission collected before (its timestamp.txt), None when there is none or it is unreadable."""
+    try:
+        with open(os.path.join(dest, "timestamp.txt"), "rb") as f:
+            return parse_time(f.read(256).decode("utf-8", errors="replace"))
+    except OSError:
+        return None
+
+
+def collect_student(src: str, record: Record, dest: str, rules: CopyRules, check_owner: bool) -> Collected:
+    """In the student's unit: check that the submission is all its owner's, copy it beside ``dest`` and put it in place
+    in one rename, when nbgrader's rules want it replaced."""
+    existing = _existing_time(dest) if os.path.isdir(dest) else None
+    if os.path.isdir(dest):
+        later = existing is None or record.timestamp > existing
+        if not ((rules.update and later) or (rules.before_duedate and existing != record.timestamp)):
+            return Collected(record.student, "kept", "no newer submission" if rules.update else
+                             "already collected (--update takes a newer one)")
+    problem = inside_problem(src, record, check_owner)
+    if problem:
+        return Collected(record.student, "refused", problem)
+    parent = os.path.dirname(dest)
+    os.makedirs(parent, exist_ok=True)
+    staging = os.path.join(parent, f".{os.path.basename(dest)}.collecting-{uuid.uuid4().hex[:8]}")
+    notes = _Notes()
+    try:
+        copy_submission(src, staging, rules, notes)
+        action = "collected"
+        if os.path.isdir(dest):
+            old = os.path.join(parent, f".{os.path.basename(dest)}.replaced-{uuid.uuid4().hex[:8]}")
+            os.rename(dest, old)
+            os.rename(staging, dest)
+            shutil.rmtree(old, ignore_errors=True)
+            action = "updated"
+        else:
+            os.rename(staging, dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return Collected(record.student, action, notes=list(notes))
+
+
+class OwnedCollect(ExchangeCollect):
+    """``nbgrader collect`` that takes a submission only from the account that owns it, each student in a unit."""
+
+    def init_src(self):
+        if self.coursedir.course_id == "":
+            self.fail("No course id specified. Re-run with --course flag.")
+        self.course_path = os.path.join(self.root, self.coursedir.course_id)
+        self.inbound_path = os.path.join(self.course_path, "inbound")
+        if not os.path.isdir(self.inbound_path):
+            self.fail(f"Course not found: {self.inbound_path}")
+        only = self.coursedir.student_id if self.coursedir.student_id not in ("", "*") else None
+        genuine, self.refusals = judge_inbound(self.inbound_path, self.coursedir.assignment_id, self.check_owner,
+                                               only)
+        self.src_records = self._choose(genuine)
+
+    def _choose(self, genuine: list[Record]) -> list[Record]:
+        """Each student's latest genuine submission (the latest before the due date, when nbgrader is told so)."""
+        from nbgrader.api import Gradebook, MissingEntry
+
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
             try:
-                os.chmod(path, (mode | bits) & keep)
-            except PermissionError:
-                self.log.warning("Could not update permissions of %s to make it groupshared", path)
+                duedate = gb.find_assignment(self.coursedir.assignment_id).duedate
+            except MissingEntry:
+                duedate = None
+        chosen = []
+        for student in sorted({r.student for r in genuine}):
+            mine = sorted((r for r in genuine if r.student == student), key=lambda r: r.timestamp, reverse=True)
+            early = [r for r in mine if duedate is not None and r.timestamp <= duedate] if self.before_duedate else []
+            chosen.append(early[0] if early else mine[0])
+        return chosen
+
+    def copy_files(self):
+        records = self.src_records
+        assignment = self.coursedir.assignment_id
+        self.log.info("Processing %d genuine submission(s) of '%s' for course '%s'", len(records), assignment,
+                      self.coursedir.course_id)
+        rules = CopyRules(tuple(self.coursedir.ignore), tuple(self.coursedir.include), self.coursedir.max_file_size,
+                          self.coursedir.max_dir_size, self.coursedir.groupshared, self.update, self.before_duedate)
+        dests = [self.coursedir.format_path(self.coursedir.submitted_directory, r.student, assignment) for r in records]
+        done = outcomes(COLLECT_STEP, len(records), lambda i: (collect_student, (
+            os.path.join(self.inbound_path, records[i].name), records[i], dests[i], rules, self.check_owner)),
+            workers=2)
+        refusals = list(self.refusals)
+        for record, outcome in zip(records, done):
+            result = outcome.value if outcome.ok else Collected(record.student, "refused", outcome.failure)
+            for note in result.notes:
+                self.log.warning("%s: %s", shown(record.student), note)
+            if result.action == "refused":
+                refusals.append(Refusal(shown(record.name), shown(record.student), shown(record.student),
+                                        result.why, record.name))
+            elif result.action == "kept":
+                self.log.info("%s: %s", shown(record.student), result.why)
+            else:
+                self.log.info("%s submission: %s %s", result.action.capitalize(), shown(record.student), assignment)
+        path = write_refusals(Path(self.coursedir.root), refusals)
+        if refusals:
+            for r in refusals:
+                self.log.error("REFUSED inbound %s (claims %s, owned by %s): %s", r.entry, r.claimed, r.owner, r.why)
+            self.fail(f"collected every genuine submission; refused {len(refusals)} inbound entr"
+                      f"{'y' if len(refusals) == 1 else 'ies'}, listed in {path} (`python -m autograder inbound` "
+                      "lists them, `--remove` takes them out of the exchange)")
+
+
+def judge_inbound(inbound: str, assignment: str, check_owner: bool, only: str | None = None,
+                  now: datetime.datetime | None = None) -> tuple[list[Record], list[Refusal]]:
+    """Every entry of ``inbound`` for ``assignment`` (only ``only``'s claims when given): genuine records and
+    refusals. Reads directory entries only."""
+    now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    genuine: list[Record] = []
+    refusals: list[Refusal] = []
+    fd = os.open(inbound, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with os.scandir(fd) as entries:
+            names = sorted(e.name for e in entries)
+        for name in names:
+            verdict = judge(fd, name, assignment, now, check_owner)
+            if verdict is None or (only is not None and not name.startswith(f"{only}+")):
+                continue
+            (genuine if isinstance(verdict, Record) else refusals).append(verdict)
+    finally:
+        os.close(fd)
+    return genuine, refusals
+
+
+def write_refusals(course: Path, refusals: list[Refusal]) -> Path:
+    """The course's ``collect_refused.csv``: the refusals of the last collect (none: just its header)."""
+    return write_csv(course / REFUSED_FILE, ["entry", "claimed_student", "owner", "why"],
+                     [[r.entry, r.claimed, r.owner, r.why] for r in refusals])
+

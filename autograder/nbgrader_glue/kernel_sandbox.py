@@ -11,7 +11,7 @@ from pathlib import Path
 from autograder.confinement import REPO, Limits, Mounts
 
 # what notebook code may know of the grader's environment
-PASSED_ENV = ("COURSE_PRESET", "COURSE_DATA_DIR", "COURSE_OUT_DIR", "COURSE_HIDDEN_INPUTS", "NBGRADER_EXECUTION",
+PASSED_ENV = ("COURSE_PRESET", "COURSE_DATA_DIR", "COURSE_OUT_DIR", "NBGRADER_EXECUTION",
               "NBGRADER_VALIDATING")
 # the hidden test cells run `from autograder.checks.hidden import ...`: only these files, never solutions/
 HIDDEN_CHECK_FILES = ("__init__.py", "checks/__init__.py", "checks/hidden.py", "checks/hidden_twins.py")

@@ -50,7 +50,9 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     # on a machine whose cores are all busy that alone took over 60 s; the student's own time limit still bounds it
     c.Execute.startup_timeout = 180
     # feedback shows each cell's outcome, not the hidden tests' code: neither in the cell nor in its traceback
+    # and under every autograded cell the score of record's points and reason, with the student's total at the top
     c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
+                                        "autograder.nbgrader_glue.feedback.TrustedReasons",
                                         "autograder.nbgrader_glue.feedback.HideHiddenTestTracebacks",
                                         "nbgrader.preprocessors.ClearHiddenTests",
                                         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
@@ -58,8 +60,13 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     # raw cells by a preprocessor on the exporter both build (it reads this config)
     c.HTMLExporter.sanitize_html = True
     c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
-    # collect copies what students left in the exchange by hand with its links as links (dropped by the collect step)
-    c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.LinkSafeCollect"
+    # collect takes a submission only from the account that owns it, each student in a unit of its own, links copied as
+    # links (the collect step drops them); what it refuses goes to the course's collect_refused.csv
+    c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.OwnedCollect"
+    # release_feedback hands each student's pages out in a unit of their own: one student's missing secret stops nobody
+    c.ExchangeFactory.release_feedback = "autograder.nbgrader_glue.release_feedback.UnitReleaseFeedback"
+    # a feedback page is made only of a notebook within the size cap and a budget of JSON values
+    c.GenerateFeedback.exporter_class = "autograder.nbgrader_glue.feedback.BoundedHTMLExporter"
     # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only, and
     # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run): its own
     # lists of steps, with these added

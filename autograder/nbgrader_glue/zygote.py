@@ -37,6 +37,7 @@ ROOT = Path("/run/course-grading-zygotes")  # root only: one folder per student'
 IDLE_SECONDS = float(os.environ.get("GRADING_ZYGOTE_IDLE_SECONDS", "30"))
 READY_SECONDS = 120  # how long a launcher waits for a new server's imports
 MAX_SERVERS = 20  # servers a student's notebooks may kill before the supervisor gives up
+MAX_MESSAGE = 64 * 1024  # bytes of one line from the server in the sandbox (its lines are a few dozen bytes)
 SERVER_FILES = ("__init__.py", "nbgrader_glue/__init__.py", "nbgrader_glue/zygote_server.py")  # mounted with it
 
 
@@ -131,7 +132,7 @@ class KernelRequest:
                 data = self.conn.recv(4096)
             except InterruptedError:
                 continue
-            if not data:
+            if not data or len(self.buffer) + len(data) > MAX_MESSAGE:  # a line no server of ours writes
                 return None
             self.buffer += data
         line, self.buffer = self.buffer.split(b"\n", 1)

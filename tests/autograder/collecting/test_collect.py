@@ -7,7 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
+import unit_work
 
+import autograder.collecting.collect as collect_module
 from autograder.collecting.collect import MAX_REASONS, Limits, Wanted, collect_cohort, collect_submission, wanted_for
 from autograder.checks.registry import RUN_FILES
 
@@ -95,8 +97,9 @@ def test_a_symlinked_notebook_or_run_file_is_dropped_not_followed(tmp_path):
     (folder / "outputs" / "vanilla.model.params").symlink_to(os.path.relpath(secret, folder / "outputs"))
     got = collect_submission(tmp_path / "submitted" / "alice", "alice", A, tmp_path / "dest", wanted=WANTED)
     assert_no_secret(tmp_path / "dest")
-    assert "02_finetune_without_pretraining.ipynb: a symbolic link, not a file" in got.dropped
-    assert "outputs/vanilla.model.params: a symbolic link, not a file" in got.dropped
+    outside = "a symbolic link to somewhere outside the submission, not taken"
+    assert f"02_finetune_without_pretraining.ipynb: {outside}" in got.dropped
+    assert f"outputs/vanilla.model.params: {outside}" in got.dropped
     assert (got.folder / "01_intro.ipynb").is_file()
     assert not any(SECRET.decode() in reason for reason in got.dropped)
 
@@ -109,7 +112,7 @@ def test_a_symlinked_outputs_folder_is_not_entered(tmp_path):
     (folder / "outputs").symlink_to(secret.parent, target_is_directory=True)
     got = collect_submission(tmp_path / "submitted" / "alice", "alice", A, tmp_path / "dest", wanted=WANTED)
     assert_no_secret(tmp_path / "dest")
-    assert got.dropped == ["outputs: a symbolic link, not a folder"]
+    assert got.dropped == ["outputs: a symbolic link to somewhere outside the submission, not taken"]
     assert (got.folder / "01_intro.ipynb").is_file()
     assert not (got.folder / "outputs").exists()
 
@@ -264,8 +267,8 @@ def test_every_id_nbgrader_accepts_is_collected(tmp_path):
 
 
 def test_ids_nbgrader_cannot_carry_are_refused_by_name_and_never_written(tmp_path):
-    """Are '..', hidden names, control characters, patterns, end spaces and over-long ids refused, nothing written
-    outside dest?"""
+    """Are '..', hidden names, control characters, patterns, end spaces and over-long ids refused, each with a row
+    (a hidden name too), nothing written outside dest?"""
     submitted, dest = tmp_path / "in" / "submitted", tmp_path / "out" / "dest"
     make_submission(submitted, "alice")
     for student in (".hidden", *REFUSED_IDS):
@@ -279,7 +282,7 @@ def test_ids_nbgrader_cannot_carry_are_refused_by_name_and_never_written(tmp_pat
     assert_no_secret(dest)
     assert [c.student for c in cohort.students] == ["alice"]
     refused = {r.shown: r.why for r in cohort.refused}
-    assert ".hidden" not in refused and len(refused) == len(REFUSED_IDS)
+    assert "hidden" in refused[".hidden"] and len(refused) == len(REFUSED_IDS) + 1
     for name, words in REFUSED_IDS.items():
         shown_name = name.replace("\n", "?") if len(name) <= 80 else name[:77] + "..."
         assert words in refused[shown_name], (name, refused)
@@ -317,21 +320,15 @@ def test_a_name_that_misses_a_notebook_by_spaces_or_capitals_gets_a_note(tmp_pat
 
 
 def test_one_unreadable_student_does_not_stop_the_cohort(tmp_path, monkeypatch):
-    """When listing one student's folder fails with an OSError, does that student get a row and the others a copy?"""
+    """When reading one student's folder fails with an OSError in its unit, does that student get a row saying so
+    (no file name in it) and the others a copy?"""
     for student in ("alice", "bob", "carol"):
         make_submission(tmp_path / "submitted", student)
-    real_scandir = os.scandir
-
-    def failing_scandir(path="."):
-        where = os.readlink(f"/proc/self/fd/{path}") if isinstance(path, int) else os.fspath(path)
-        if f"{os.sep}bob{os.sep}" in where + os.sep:
-            raise PermissionError(13, "Permission denied")
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", failing_scandir)
+    monkeypatch.setattr(collect_module, "collect_one", unit_work.collect_one_failing_for_bob)
     rows = collect_cohort(tmp_path / "submitted", A, tmp_path / "dest", wanted=WANTED).students
     assert [(r.student, r.folder is not None) for r in rows] == [("alice", True), ("bob", False), ("carol", True)]
-    assert rows[1].dropped == ["the submission could not be read (Permission denied)"]
+    assert rows[1].dropped == ["the submission could not be collected: a file or folder of it cannot be read "
+                               "(PermissionError)"]
     assert sorted(os.listdir(tmp_path / "dest")) == ["alice", "carol"]
 
 
@@ -351,3 +348,19 @@ def test_a_cohort_is_never_mixed_into_an_old_copy(tmp_path):
     (tmp_path / "dest" / "zoe" / A / "01_old.ipynb").write_bytes(b"old")
     with pytest.raises(FileExistsError):
         collect_cohort(tmp_path / "submitted", A, tmp_path / "dest", wanted=WANTED).students
+
+
+def test_a_notebook_nested_200000_deep_stops_neither_the_collect_nor_the_flags(tmp_path):
+    """Does a notebook holding a JSON array nested 200,000 deep (which stopped both graders for the class when the
+    driver fingerprinted it) get its student a row, the others their copies and the cohort its flags?"""
+    from autograder.collecting.flags import cohort_flags
+
+    deep = b'{"cells": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    make_submission(tmp_path / "submitted", "alice", {"01_intro.ipynb": b'{"cells": []}'})
+    make_submission(tmp_path / "submitted", "bob", {"01_intro.ipynb": b'{"cells": []}'})
+    make_submission(tmp_path / "submitted", "eve", {"01_intro.ipynb": deep})
+    cohort = collect_cohort(tmp_path / "submitted", A, tmp_path / "dest", wanted=WANTED)
+    assert [(c.student, c.folder is not None) for c in cohort.students] == [("alice", True), ("bob", True),
+                                                                           ("eve", True)]
+    assert dict(cohort.students[2].prints.notebooks) == {"01_intro.ipynb": None}  # unreadable: no fingerprint
+    assert [(f.student, f.other) for f in cohort_flags(cohort.students, A)] == [("alice", "bob")]

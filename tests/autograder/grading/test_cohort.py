@@ -12,12 +12,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+import unit_work
 
-import autograder.grading.grade as grade_module
+import autograder.grading.cohort as cohort_module
 from autograder.__main__ import main
 from autograder.grading.cohort import CACHE_DIR
 from autograder.grading.folder import grade_folder
-from autograder.grading.results import PartResult, SubmissionResult, settings_for
+from autograder.grading.results import settings_for
 from course_lib.layout import ASSIGNMENT
 
 
@@ -38,23 +39,41 @@ def tiny(tmp_path, world_dir, world_answers):
     return dict(submitted=submitted, settings=settings, out=tmp_path / "grades")
 
 
-def _stub(monkeypatch, fail: set[str] = frozenset()) -> list[str]:
-    graded: list[str] = []
+class _Graded:
+    """The students the stubbed grade units graded (they write them beside the --out folder)."""
 
-    def grade_submission(collected, settings, gold):
-        graded.append(collected.student)
-        if collected.student in fail:
-            raise RuntimeError("the grader's own bug")
-        text = (collected.folder / "03_span_corruption.ipynb").read_text()
-        return SubmissionResult(collected.student, [PartResult("03-span-public", len(text) % 5, 5, "stub")])
+    def __init__(self, base: Path):
+        self.path = base / "graded.txt"
 
-    monkeypatch.setattr(grade_module, "grade_submission", grade_submission)
+    def __eq__(self, other) -> bool:
+        return self.list() == other
+
+    def __iter__(self):
+        return iter(self.list())
+
+    def __repr__(self) -> str:
+        return repr(self.list())
+
+    def list(self) -> list[str]:
+        return self.path.read_text().split() if self.path.exists() else []
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _stub(monkeypatch, tiny, fail: set[str] = frozenset()) -> _Graded:
+    """Each student's grade unit stubbed by a function it imports (unit_work.stub_grade_task)."""
+    base = tiny["out"].parent
+    (base / "fail.txt").write_text("\n".join(fail))
+    monkeypatch.setattr(cohort_module, "run_task", unit_work.stub_grade_task)
+    graded = _Graded(base)
+    graded.clear()
     return graded
 
 
 def test_rerun_grades_only_what_changed(tiny, monkeypatch):
     """Does a re-run keep unchanged students, grade a changed one, and --force (or new settings) grade all?"""
-    graded = _stub(monkeypatch)
+    graded = _stub(monkeypatch, tiny)
 
     def again(force: bool = False):
         return grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], tiny["settings"], progress=False, force=force)
@@ -79,7 +98,7 @@ def test_rerun_grades_only_what_changed(tiny, monkeypatch):
 
 def test_grader_failure_is_a_row_and_is_retried_next_run(tiny, monkeypatch):
     """Is the grader's own crash on one student that student's row (not kept), graded again on the next run?"""
-    graded = _stub(monkeypatch, fail={"ben"})
+    graded = _stub(monkeypatch, tiny, fail={"ben"})
     run = grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], tiny["settings"], progress=False)
     assert run.failed == ["ben"] and [r["student_id"] for r in _rows(tiny["out"])] == ["ann", "ben", "cal"]
     reasons = json.loads((tiny["out"] / "reasons.json").read_text())
@@ -87,14 +106,14 @@ def test_grader_failure_is_a_row_and_is_retried_next_run(tiny, monkeypatch):
     assert "RuntimeError" in (tiny["out"] / "instructor_log.txt").read_text()
     assert sorted(p.name for p in (tiny["out"] / CACHE_DIR).iterdir()) == ["ann.json", "cal.json"]
     graded.clear()
-    _stub(monkeypatch)
+    _stub(monkeypatch, tiny)
     rerun = grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], tiny["settings"], progress=False)
     assert (rerun.graded, rerun.reused, rerun.failed) == (1, 2, [])
 
 
 def test_a_kept_result_from_other_files_is_not_used(tiny, monkeypatch):
     """Is a kept result whose content hash does not match the files (say, copied from another student) ignored?"""
-    graded = _stub(monkeypatch)
+    graded = _stub(monkeypatch, tiny)
     grade_folder(tiny["submitted"], ASSIGNMENT, tiny["out"], tiny["settings"], progress=False)
     cache = tiny["out"] / CACHE_DIR
     shutil.copy(cache / "ann.json", cache / "ben.json")

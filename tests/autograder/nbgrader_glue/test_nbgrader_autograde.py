@@ -35,26 +35,37 @@ KILLED = "reference"  # the worker autograding this student is killed (kill -9) 
 MEMORY_MB = 3000
 
 MAX_SCORE = 33  # 27 for the code, 6 in 02's run cells (scored 0 by the kernel; the grader's points replace it)
-EXPECTED = {  # student -> total autograded score (of 33)
-    "reference": 27, "blank": 0, "partial": 20, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
-    "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "reads_answers": 20, "corrupt_json": 0,
+# student -> total score of nbgrader's own run (of 33): its kernels never judge a hidden check (02-glue-pretrained 3,
+# 03-span-hidden 15), which says its points come from the course's grader, and scores 0 until `grade --gradebook`
+EXPECTED = {
+    "reference": 9, "blank": 0, "partial": 5, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
+    "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "reads_answers": 5, "corrupt_json": 0,
     # links to grader-only files and a peer's work, a FIFO and a socket named like notebook 03, beside the
     # released 02: the collect step leaves them all out, so nbgrader never reads them
     "links": 0, "fifo": 0, "socket": 0,
     "injects_html": 0,  # script in a markdown cell and in outputs: inert in formgrader and feedback
-    "spews": 20,  # 48 MB printed before the answer: the autograded notebook keeps 16 MB of it
+    "spews": 5,  # 48 MB printed before the answer: the autograded notebook keeps 16 MB of it
+    "snoops": 5,  # looks for the hidden checks' inputs and the grading seed in its kernel: there are none
 }
 CANARY = "CANARY-world-seed-3f9a1c"  # grader_only/world-seed.txt: in no autograded, collected or feedback file
 if ROOT:  # without confinement this one could kill the grader itself
     EXPECTED["tampers"] = 0
 # a kernel can make its own test cells pass: nbgrader's run believes it, the trusted grader does not
-EXPECTED["kernel_forges"] = 20
+EXPECTED["kernel_forges"] = 20  # (the hidden cell too: it replaced the module the cell imports)
 # student -> score of record after `autograder grade --gradebook` (the code itself judged outside the kernel)
 # (a few students: each one regraded costs a confined probe job; the cohort tests cover the rest)
-TRUSTED = {"reference": 27, "deletes_test_cell": 20, "fake_success": 0, "kernel_forges": 0}
+TRUSTED = {"reference": 27, "deletes_test_cell": 20, "fake_success": 0, "kernel_forges": 0, "snoops": 20}
 if ROOT:
     TRUSTED["tampers"] = 0
-XSS = "window.STUDENT_XSS=1"  # what a student's HTML would run in the instructor's formgrader or a feedback page
+XSS = "window.STUDENT_XSS=1"
+# a cell that looks in its kernel for what only the grader should know: the hidden checks' inputs, the reference's
+# outputs for them, a grading seed
+SNOOP = """import glob, os
+print("SNOOP-ENV", sorted(k for k in os.environ if "HIDDEN" in k or "GRADING_SEED" in k))
+print("SNOOP-FILES", sorted(glob.glob("/tmp/**/*hidden*", recursive=True) + glob.glob("/job/**/*.pt", recursive=True)))
+import autograder.checks.hidden as hidden
+print("SNOOP-API", [n for n in ("hidden_inputs", "HIDDEN_INPUTS") if hasattr(hidden, n)])
+"""  # what a student's HTML would run in the instructor's formgrader or a feedback page
 
 
 class _ActiveScript(HTMLParser):
@@ -153,6 +164,9 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
     forger = release(NB03)
     forger.cells.insert(1, nbformat.v4.new_code_cell(KERNEL_FORGE))
     subs["kernel_forges"] = {NB03: forger}
+    snooper = filled(NB03)
+    snooper.cells.insert(1, nbformat.v4.new_code_cell(SNOOP))
+    subs["snoops"] = {NB03: snooper}
     if "tampers" in EXPECTED:
         tamper = release(NB03)
         tamper.cells.insert(1, nbformat.v4.new_code_cell(
@@ -262,7 +276,7 @@ def trusted(course, world_dir, tmp_path_factory):
     subset = tmp_path_factory.mktemp("trusted") / "submitted"
     for student in TRUSTED:
         shutil.copytree(course["dir"] / "submitted" / student, subset / student)
-    out = subset.parent / "grades"
+    out = course["dir"] / "grades"  # where the feedback pages read the score of record's reasons (reasons.json)
     assert main(["grade", str(subset), "--out", str(out), "--data-dir", str(world_dir), "--answers",
                  str(course["answers"]), "--preset", "smoke", "--timeout", "240",
                  "--gradebook", course["db"]]) == 0
@@ -317,9 +331,10 @@ def test_every_lost_point_has_a_readable_reason(course):
     by_student = {}
     for r in reasons:
         by_student.setdefault(r.student, []).append(r.reason)
-    assert not by_student.get("reference")
+    # the reference loses only the hidden checks, which say where their points come from
+    assert by_student["reference"] and all("judged by the course's grader" in r for r in by_student["reference"])
     wanted = {  # student -> words its reasons must contain
-        "blank": "NotImplementedError", "partial": "NotImplementedError", "edits_test_cell": "not written yet",
+        "blank": "finetune are not", "partial": "finetune are not", "edits_test_cell": "not written yet",
         "deletes_test_cell": "deleted", "hangs": "time limit", "memory_hog": "MemoryError",
         "syntax_error": "SyntaxError", "fake_success": "not written yet", "reads_answers": "not in the submission",
         "corrupt_json": "could not be read",
@@ -422,7 +437,35 @@ def test_plain_nbgrader_autograde_refuses_submitted_and_its_links(course):
         shutil.rmtree(course["dir"] / "autograded" / "linky", ignore_errors=True)
 
 
-# last in the file: it rewrites the gradebook the tests above read
+def test_no_grading_seed_or_reference_output_is_readable_in_a_kernel(course, feedback):
+    """Does a cell that looks for the hidden checks' inputs, the reference's outputs and the grading seed in its
+    kernel find none, and does its feedback page (and every page) hold none?"""
+    page = (feedback / "snoops" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
+    assert "SNOOP-ENV []" in page and "SNOOP-FILES []" in page and "SNOOP-API []" in page, page[-3000:]
+    for any_page in feedback.rglob("*.html"):  # the file the grader used to hand kernels, by its name
+        assert "hidden_inputs.pt" not in any_page.read_text(encoding="utf-8"), any_page
+
+
+# last in the file: they rewrite the gradebook the tests above read
+@pytest.mark.skipif(not ROOT, reason="the trusted grader confines submission code: it needs root on Linux")
+def test_feedback_shows_the_score_of_records_reasons_and_the_total(course, trusted):
+    """After `autograder grade --gradebook`, does each regraded student's feedback page show, under each autograded
+    cell, the trusted points and reason (the hidden ones too), and at the top the total nbgrader's export holds?"""
+    made = course["nbgrader"]("generate_feedback", "a5", "--force")
+    assert made.returncode == 0, made.stderr[-2000:]
+    for student in TRUSTED:
+        page = (course["dir"] / "feedback" / student / "a5" / NB03.replace(".ipynb", ".html")).read_text(
+            encoding="utf-8")
+        total = float(trusted[student]["raw_score"])
+        assert f"Your total for a5: {total:g} of {MAX_SCORE:g} points" in page, page[:3000]
+        assert "The course's grader:" in page
+        assert "judged by the course's grader, outside your notebook" not in page  # replaced by the verdict
+    reference = (course["dir"] / "feedback" / "reference" / "a5" / NB03.replace(".ipynb", ".html")).read_text(
+        encoding="utf-8")
+    assert "The course's grader: 15 of 15 point(s)." in reference  # the hidden span check, judged outside
+
+
+
 @pytest.mark.skipif(not ROOT, reason="the trusted grader confines submission code: it needs root on Linux")
 def test_the_gradebook_holds_the_score_of_record(trusted):
     """After `autograder grade --gradebook`, does nbgrader's own export show the trusted scores, forgers at zero?"""

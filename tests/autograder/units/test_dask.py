@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading.dask_tasks import Cluster, run_tasks
+from autograder.units.dask import Cluster, run_tasks
 
 START_SECONDS = 120  # for the scheduler and its workers to come up on a busy machine
 

@@ -1,4 +1,4 @@
-"""One task per student on Dask distributed, with the grader's fault rules; used by both graders' cohorts.
+"""One task per student on Dask distributed, with the grader's fault rules: the transport of the grading steps' units.
 
 The driver keeps every worker thread busy with one student, never more (a task queued behind
 another on a worker would be charged with that worker's death too). A task whose worker dies
@@ -32,24 +32,28 @@ POLL_SECONDS = 1.0  # how often the driver looks for free workers (a restarted o
 class Cluster:
     """Where the students' tasks run."""
 
-    workers: int  # local Dask worker processes; 1 runs in this process, one student after another
+    workers: int  # local Dask worker processes; 1 runs the units from this process, one student after another
     scheduler: str | None = None  # address of an existing Dask scheduler (tcp://host:8786); workers is then unused
+    # memory of each local worker process (Dask's nanny restarts a worker past it; the student it held gets one retry):
+    # a worker holds the grader's code and waits on its unit, whose own memory is UnitLimits'
+    worker_memory_mb: int = 2048
 
     @property
     def serial(self) -> bool:
         return self.workers <= 1 and not self.scheduler
 
 
-def local_cluster(workers: int, scratch: str):
-    """The grader's local Dask cluster: ``workers`` single-threaded worker processes, no memory limit of Dask's own
-    (each confined job has its cgroup), the driver (not the scheduler) retrying a task whose worker died, and
-    every file its servers and workers write (a killed worker's job leaves its copy of a submission) in ``scratch``."""
+def local_cluster(workers: int, scratch: str, memory_mb: int = 2048):
+    """The grader's local Dask cluster: ``workers`` single-threaded worker processes of ``memory_mb`` each (a unit and
+    its confined jobs have limits of their own), the driver (not the scheduler) retrying a task whose worker died,
+    and every file its servers and workers write (a killed worker's job leaves its copy of a submission) in
+    ``scratch``."""
     import dask
     from dask.distributed import LocalCluster
 
     # allowed-failures is read when the scheduler starts: 0, so Dask itself never retries (see the module docstring)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0, "temporary-directory": scratch}):
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=0,
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory_mb * 2 ** 20,
                             dashboard_address=None, local_directory=scratch, env={"TMPDIR": scratch},
                             silence_logs=logging.ERROR)
 
@@ -68,7 +72,7 @@ def run_tasks(places: list[int], task: Callable[[int], tuple[Callable, tuple]], 
         if cluster.scheduler:
             client = Client(cluster.scheduler)
         else:
-            local = local_cluster(cluster.workers, scratch)
+            local = local_cluster(cluster.workers, scratch, cluster.worker_memory_mb)
             client = Client(local)
         try:
             yield from _drive(client, places, task, failed, kind)

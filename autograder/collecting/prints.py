@@ -1,0 +1,65 @@
+"""What the cohort-wide steps need of one collected submission, computed inside that student's unit: hashes only.
+
+The flags (``autograder.collecting.flags``) compare students with each other, and the re-runs
+of both graders tell an unchanged submission by its bytes. Both used to read every
+submission in the driver; a notebook nested 200,000 deep then stopped the grading of the
+whole class. Now the collect unit of each student computes these prints of its own copy,
+and the driver compares prints.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.collecting.safe_files import CHUNK, digest_files
+from autograder.inside import bounded_json
+
+OUTPUTS = "outputs"  # the run files' folder in a collected copy
+
+
+@dataclass(frozen=True)
+class Prints:
+    """One collected submission's fingerprints."""
+
+    notebooks: tuple[tuple[str, str | None], ...]  # notebook -> hash of its cells' types and sources (None: unreadable)
+    run_files: tuple[tuple[str, str], ...]  # outputs/ file -> sha256 of its bytes
+    digest: str  # sha256 of every copied file's name, size and bytes ("" for no copy)
+
+
+def notebook_fingerprint(data: bytes) -> str | None:
+    """A hash of a notebook's cell types and sources (outputs, counts and metadata ignored); None if unreadable."""
+    try:
+        cells = bounded_json.loads(data).get("cells")
+        text = json.dumps([[c.get("cell_type"), "".join(c.get("source", "")) if isinstance(c.get("source"), list)
+                            else c.get("source")] for c in cells])
+    except (ValueError, AttributeError, TypeError):
+        return None
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def copied_files(folder: Path | None) -> list[tuple[str, Path]]:
+    """(relative name, path) of every file of a collected copy, sorted (the copy holds regular files only)."""
+    if folder is None:
+        return []
+    return sorted((p.relative_to(folder).as_posix(), p) for p in folder.rglob("*") if p.is_file())
+
+
+def prints_of(folder: Path | None) -> Prints:
+    """The prints of a collected copy (the grader's own files: regular, capped in size)."""
+    if folder is None:
+        return Prints((), (), "")
+    digest = hashlib.sha256()
+    digest_files(digest, copied_files(folder))
+    notebooks = tuple((p.name, notebook_fingerprint(p.read_bytes())) for p in sorted(folder.glob("*.ipynb")))
+    runs = tuple((p.name, file_hash(p)) for p in sorted((folder / OUTPUTS).glob("*")))
+    return Prints(notebooks, runs, digest.hexdigest())

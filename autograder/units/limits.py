@@ -1,0 +1,21 @@
+"""What one student's unit of work may use on one step."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MB = 2 ** 20
+
+
+@dataclass(frozen=True)
+class UnitLimits:
+    """The bounds of one unit: its own process's memory, its wall time, what it hands back."""
+
+    seconds: float = 120.0  # wall time of one student's unit; past it the unit (and what it started) is killed
+    # address space of the unit's own process (a soft RLIMIT_AS: an allocation past it raises MemoryError there;
+    # the confined jobs and nbgrader processes a unit starts set limits of their own)
+    memory_mb: int = 2048
+    answer_mb: int = 64  # the value it hands back, pickled; more is a failure, never read
+
+    def __post_init__(self):
+        if self.seconds <= 0 or self.memory_mb <= 0 or self.answer_mb <= 0:
+            raise ValueError(f"unit limits must be positive: {self}")

@@ -1,0 +1,177 @@
+"""One student's work on one step, in a process of its own: the value it returns, or why it failed.
+
+``run_unit(fn, args, limits)`` runs ``fn(*args)`` in a child of multiprocessing's fork server
+(started once per process, single-threaded: the child inherits no lock another thread of the
+caller held, and none of the caller's memory), with
+  - a soft address-space limit (``RLIMIT_AS``): an allocation past it raises MemoryError in the
+    unit, which fails that unit only; the jobs and nbgrader processes a unit starts set limits of
+    their own (the hard limit stays open for them);
+  - a wall-time limit: past it the unit is killed, and what it started dies with it (the unit
+    dies with its parent, and arms its own children the same way);
+  - a cap on the pickled value it hands back (read with that cap; a longer message is refused).
+Every failure comes back as an ``Outcome`` whose ``failure`` is the grader's own words (an
+exception's type, never its message: a student's file name or contents could be in it) and
+whose ``detail`` (a traceback tail) is for the instructor's log. ``fn`` must be a module-level
+function and ``args`` picklable: the fork server rebuilds them in the child.
+"""
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import multiprocessing.connection
+import os
+import pickle
+import resource
+import signal
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from autograder.units.limits import MB, UnitLimits
+
+DETAIL_CHARS = 4000  # characters of a failed unit's traceback kept for the instructor's log
+PR_SET_PDEATHSIG = 1  # prctl(2)
+_START = threading.Lock()  # the fork server's preload is set once, by the first unit of this process
+_preloaded = False
+
+
+@dataclass
+class Outcome:
+    """What one unit gave back: its value, or why there is none."""
+
+    value: Any = None  # what ``fn`` returned (None when it failed)
+    failure: str | None = None  # the grader's reason when the unit failed, in a line (None: it finished)
+    detail: str = ""  # for the instructor's log only: the failure's traceback tail
+    peak_mb: float | None = None  # the unit process's peak resident memory (None when it died before saying)
+    seconds: float = 0.0  # its wall time
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def failed(reason: str, detail: str = "", seconds: float = 0.0) -> Outcome:
+    return Outcome(None, reason, detail, None, seconds)
+
+
+def reason_for(err: BaseException, memory_mb: int) -> str:
+    """An exception as a unit's failure, in the grader's words (its type only: messages carry student text)."""
+    if isinstance(err, MemoryError):
+        return f"ran out of memory (a unit's limit is {memory_mb} MB)"
+    if isinstance(err, RecursionError):
+        return "its files are nested too deeply to read (RecursionError)"
+    if isinstance(err, (FileNotFoundError, NotADirectoryError)):
+        return f"a file went away while it was read ({type(err).__name__})"
+    if isinstance(err, PermissionError):
+        return "a file or folder of it cannot be read (PermissionError)"
+    if isinstance(err, OSError):
+        return f"a file of it could not be read ({type(err).__name__}, errno {err.errno})"
+    return f"the grader failed on it ({type(err).__name__})"
+
+
+def _die_with_parent() -> None:
+    """End this unit when the process that asked for it ends (a grader killed, a Dask worker killed mid-student): a
+    thread waits on multiprocessing's sentinel of the requesting process, and the parent-death signal covers the fork
+    server itself (which outlives its requester while any unit runs). What the unit started dies with it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    requester = multiprocessing.parent_process()
+    if requester is not None:
+        def watch() -> None:
+            multiprocessing.connection.wait([requester.sentinel])
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        threading.Thread(target=watch, name="unit-requester-watch", daemon=True).start()
+
+
+def _child(conn, fn: Callable, args: tuple, memory_mb: int, answer_bytes: int) -> None:
+    """In the unit's process: run ``fn``, send back ("ok", value, peak) or ("failed", reason, detail)."""
+    _die_with_parent()
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = memory_mb * MB if hard == resource.RLIM_INFINITY else min(memory_mb * MB, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    try:
+        value = fn(*args)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+        message = pickle.dumps(("ok", value, peak), protocol=pickle.HIGHEST_PROTOCOL)
+        if len(message) > answer_bytes:
+            message = pickle.dumps(("failed", f"handed back more than {answer_bytes // MB} MB", ""))
+    except BaseException as err:  # noqa: BLE001 (every failure is this unit's outcome)
+        try:
+            message = pickle.dumps(("failed", reason_for(err, memory_mb), traceback.format_exc()[-DETAIL_CHARS:]))
+        except BaseException:  # noqa: BLE001 (out of memory even for the traceback)
+            message = pickle.dumps(("failed", reason_for(err, memory_mb), ""))
+    conn.send_bytes(message)
+    conn.close()
+
+
+def _context(preload: tuple[str, ...]):
+    """The fork server's context; its preload (modules every unit imports) is the first caller's."""
+    global _preloaded
+    context = multiprocessing.get_context("forkserver")
+    with _START:
+        if not _preloaded:  # (no effect once the server runs: it starts with the first unit)
+            context.set_forkserver_preload(["autograder.units.unit", *preload])
+            _preloaded = True
+    return context
+
+
+def _allow_children() -> None:
+    """Let a daemonic process (a Dask worker) start units: multiprocessing refuses a daemon children because it
+    could not clean them up; a unit dies with its parent by itself (the parent-death signal)."""
+    current = multiprocessing.current_process()
+    if current.daemon:
+        current.daemon = False
+
+
+def run_unit(fn: Callable, args: tuple, limits: UnitLimits, preload: tuple[str, ...] = ()) -> Outcome:
+    """``fn(*args)`` as one unit within ``limits``; never raises for anything the unit did."""
+    start = time.monotonic()
+    context = _context(preload)
+    _allow_children()
+    answer_bytes = limits.answer_mb * MB
+    reader, writer = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(writer, fn, args, limits.memory_mb, answer_bytes), daemon=False)
+    try:
+        process.start()
+    except Exception as err:  # noqa: BLE001 (no process: a machine out of processes or memory)
+        reader.close()
+        writer.close()
+        return failed(f"could not start ({type(err).__name__})", traceback.format_exc()[-DETAIL_CHARS:])
+    writer.close()  # the child's end: closed here, so its death reads as EOF
+    try:
+        if not reader.poll(limits.seconds):
+            return failed(f"stopped after {limits.seconds:g} s (the step's time limit per student)",
+                          seconds=time.monotonic() - start)
+        try:
+            message = reader.recv_bytes(maxlength=answer_bytes + 4096)
+        except EOFError:
+            process.join(5)
+            return failed(f"its process died ({_exit_text(process.exitcode)})", seconds=time.monotonic() - start)
+        except OSError:  # longer than the cap: refused unread
+            return failed(f"handed back more than {limits.answer_mb} MB", seconds=time.monotonic() - start)
+    finally:
+        reader.close()
+        process.join(1)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        process.close()
+    kind, *rest = pickle.loads(message)  # written by the grader's own code in the unit, not by a student
+    seconds = time.monotonic() - start
+    if kind == "ok":
+        return Outcome(rest[0], None, "", rest[1], seconds)
+    return failed(rest[0], rest[1], seconds)
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        return f"killed by {name}" + (": out of memory?" if -code == signal.SIGKILL else "")
+    return f"exit status {code}"

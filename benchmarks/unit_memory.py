@@ -1,0 +1,95 @@
+"""Peak memory and time of each step's per-student unit on the worst inputs a student can hand in.
+
+    .venv/bin/python benchmarks/unit_memory.py [--scale 1.0]
+
+For each hostile input (a notebook of 1.5 million empty objects, one of 48 MB of them, one nested 200,000
+deep, a 3 MB cell, 20,000 outputs, a wire answer of 48 MB of empty objects) it runs the units a
+submission meets (the collect step with its prints, similarity's read, the report's parse, the wire's
+parse of a job's answer) and prints each unit's peak resident memory (the unit process's own
+``ru_maxrss``), its wall time and how it ended. The caps these numbers sit under are the steps'
+``UnitLimits``; docs/grading.md's guarantees table quotes both. Numbers go to benchmarks/FINDINGS.md.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+
+def notebook_cases(scale: float) -> dict[str, bytes]:
+    import hostile_submissions as hs
+
+    def objects(count: int) -> bytes:
+        return b'{"cells": [' + b",".join([b"{}"] * count) + b"]}"
+
+    return {
+        "1.5M empty objects (3 MB)": objects(int(1_500_000 * scale)),
+        "48 MB of empty objects": objects(int(24_000_000 * scale)),
+        "nested 200,000 deep": b'{"cells": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+        "a 3 MB cell": hs._notebook([hs._code("x = 1  # " + "y" * int(3_000_000 * scale))]),
+        "20,000 outputs": hs._notebook([hs._code("print(1)", outputs=[
+            {"output_type": "stream", "name": "stdout", "text": "z" * 100}] * int(20_000 * scale))]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="size of the big cases (1: as listed)")
+    args = parser.parse_args()
+    from autograder.collecting.collect import COLLECT, Wanted, collect_one
+    from autograder.exports.report import REPORT_STEP
+    from autograder.exports.similarity import READ_STEP, Settings, read_student
+    import unit_work
+
+    from autograder.grading.cohort import UNIT_MEMORY_MB
+    from autograder.units.limits import UnitLimits
+    from autograder.units.unit import run_unit
+
+    rows = []
+    cases = notebook_cases(args.scale)
+    for name, data in cases.items():
+        root = Path(tempfile.mkdtemp(prefix="unit-memory-"))
+        try:
+            folder = root / "submitted" / "eve" / "a5"
+            folder.mkdir(parents=True)
+            (folder / "03_span_corruption.ipynb").write_bytes(data)
+            wanted = Wanted(frozenset({"03_span_corruption.ipynb"}), frozenset())
+            from autograder.collecting.collect import Limits
+
+            got = run_unit(collect_one, (str(root / "submitted"), "eve", "a5", str(root / "dest"), Limits(), wanted),
+                           COLLECT.limits)
+            rows.append(("collect", name, got))
+            copy = str(root / "dest" / "eve" / "a5")
+            got = run_unit(read_student, ("eve", copy, {"03_span_corruption.ipynb": {"03-span-corruption"}},
+                                          Settings(notebook_bytes=64 * 2 ** 20), {"03-span-corruption": ""}),
+                           READ_STEP.limits)
+            rows.append(("similarity", name, got))
+            from autograder.exports.report import _read
+
+            got = run_unit(_read, (folder / "03_span_corruption.ipynb",), REPORT_STEP.limits)
+            rows.append(("report", name, got))
+            got = run_unit(unit_work.parse_answer, (data,), UnitLimits(memory_mb=UNIT_MEMORY_MB))  # the grade unit's limit
+            rows.append(("wire answer", name, got))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    print(f"{'unit':<12}{'input':<30}{'peak MB':>9}{'s':>7}  outcome")
+    for unit, name, got in rows:
+        peak = f"{got.peak_mb:.0f}" if got.peak_mb is not None else "-"
+        said = "ok" if got.ok else got.failure
+        if got.ok and isinstance(got.value, str):
+            said = got.value[:60]
+        elif got.ok and isinstance(got.value, tuple) and got.value[0] is None:
+            said = f"refused: {got.value[1][:60]}"
+        print(f"{unit:<12}{name:<30}{peak:>9}{got.seconds:>7.1f}  {said}")
+
+
+if __name__ == "__main__":
+    start = time.monotonic()
+    main()
+    print(f"({time.monotonic() - start:.0f} s)")

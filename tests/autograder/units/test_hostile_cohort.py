@@ -1,0 +1,225 @@
+"""Hostile cohorts made by Hypothesis, through every step that reads students' bytes: each hostile student gets a row or
+a named refusal, the honest students' rows are what they are without them, and nothing hangs.
+
+The cheap steps (the collect step and its flags, similarity, the report, nbgrader's feedback and its release, the
+exchange's collect) take many generated cohorts here; the graders' own steps (grade and autograde, whose units start
+sandboxes and kernels) take one derandomized cohort each in test_hostile_graders.py. benchmarks/fuzz_cohort.py runs the
+same strategies for longer (its figures are in benchmarks/FINDINGS.md).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import hostile_submissions as hs
+import nbformat
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from autograder.collecting.collect import Wanted, collect_cohort
+from autograder.collecting.flags import SOLUTION, cohort_flags
+from autograder.collecting.safe_files import shown
+from autograder.checks.registry import RUN_FILES
+from autograder.exports.similarity import similarity_report
+from conftest import REPO, SOLUTIONS
+
+RELEASE = REPO / "notebooks" / "a5"
+A5 = "a5"
+HONEST = ("ann", "ben")
+WANTED = Wanted(frozenset(hs.NOTEBOOKS), frozenset(RUN_FILES))
+# examples per run: a few in the suite, hundreds in benchmarks/fuzz_cohort.py (which sets FUZZ_EXAMPLES)
+FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "6")), deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                       HealthCheck.data_too_large, HealthCheck.large_base_example])
+COHORTS = st.lists(hs.hostile(), min_size=1, max_size=3, unique_by=lambda h: h.student).filter(
+    lambda cohort: not {h.student for h in cohort} & set(HONEST))
+
+
+def _honest(submitted: Path) -> None:
+    """ann hands in the reference's notebooks and a run file, ben the blank release."""
+    for student, source in (("ann", SOLUTIONS), ("ben", RELEASE)):
+        folder = submitted / student / A5
+        (folder / "outputs").mkdir(parents=True)
+        for name in hs.NOTEBOOKS:
+            shutil.copy(source / name, folder / name)
+        (folder / "outputs" / hs.RUN_FILE).write_text(f"{student}'s answers\n")
+
+
+def _cohort(root: Path, hostile: list[hs.Hostile]) -> Path:
+    submitted = root / "submitted"
+    _honest(submitted)
+    for h in hostile:
+        hs.write(submitted / h.student / A5, h)
+    return submitted
+
+
+def _collect_rows(submitted: Path, dest: Path):
+    cohort = collect_cohort(submitted, A5, dest, wanted=WANTED)
+    rows = {c.student: (c.folder is not None, c.dropped, sorted(c.notes.items()), c.prints) for c in cohort.students}
+    return cohort, rows
+
+
+def _similarity_rows(submitted: Path) -> tuple[set, list]:
+    report = similarity_report(submitted, RELEASE)
+    honest = [(p.cell, p.a, p.b, round(p.a_in_b, 9), round(p.b_in_a, 9), p.tokens) for p in report.pairs
+              if {p.a, p.b} <= set(HONEST)]
+    return set(report.students) | {s.student for s in report.skipped}, honest
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory):
+    """Every cheap step on the honest students alone."""
+    root = tmp_path_factory.mktemp("honest")
+    submitted = _cohort(root, [])
+    cohort, rows = _collect_rows(submitted, root / "dest")
+    return {"collect": rows, "flags": cohort_flags(cohort.students, A5), "similarity": _similarity_rows(submitted)[1]}
+
+
+def _accounted(student: str, named: set[str]) -> bool:
+    """A hostile student has its row (its id) or a refusal naming it as it can be shown."""
+    return student in named or shown(student) in named
+
+
+@FUZZ
+@given(hostile=COHORTS)
+def test_collect_flags_and_similarity_give_every_student_a_row_and_leave_the_honest_ones_alone(
+        hostile, baseline, tmp_path_factory):
+    """Through the collect step, the flags and the similarity report, does every hostile student get a row or a
+    named refusal, and do the honest students' rows, flags and pairs stay what they are without them?"""
+    root = tmp_path_factory.mktemp("fuzz")
+    submitted = _cohort(root, hostile)
+    try:
+        cohort, rows = _collect_rows(submitted, root / "dest")
+        named = set(rows) | {r.shown for r in cohort.refused}
+        assert all(_accounted(h.student, named) for h in hostile), (named, [h.student for h in hostile])
+        assert {s: rows[s] for s in HONEST} == baseline["collect"]
+        flags = [f for f in cohort_flags(cohort.students, A5) if {f.student, f.other} <= {*HONEST, SOLUTION}]
+        assert flags == baseline["flags"]
+        seen, honest_pairs = _similarity_rows(submitted)
+        assert all(_accounted(h.student, seen) for h in hostile)
+        assert honest_pairs == baseline["similarity"]
+    finally:
+        hs.make_readable(root)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+NB03 = "03_span_corruption"
+CELLS = ("03-span-public", "03-span-hidden")
+
+
+def _executed(notebook_path: Path) -> bytes:
+    """A notebook as nbgrader's autograde leaves it: every code cell run (counts set)."""
+    nb = nbformat.read(notebook_path, as_version=4)
+    for count, cell in enumerate((c for c in nb.cells if c.cell_type == "code"), 1):
+        cell.execution_count = count
+    return nbformat.writes(nb).encode()
+
+
+def _hand_in(course: Path, student: str, notebook: bytes, secret: bytes | None) -> None:
+    """The collect step's copy, nbgrader's autograded notebook and a feedback page of one student."""
+    for kind in ("collected", "autograded"):
+        folder = course / kind / student / A5
+        folder.mkdir(parents=True)
+        (folder / f"{NB03}.ipynb").write_bytes(notebook)
+    feedback = course / "feedback" / student / A5
+    feedback.mkdir(parents=True)
+    (feedback / f"{NB03}.html").write_text(f"<p>{len(notebook)} bytes</p>")
+    (feedback / "timestamp.txt").write_text("2026-11-20 10:00:00.000000 UTC")
+    if secret is not None:
+        (feedback / "submission_secret.txt").write_bytes(secret)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """A course folder with a gradebook where ann (the reference, full marks) and ben (blank) were autograded."""
+    from nbgrader.api import Gradebook
+
+    course = tmp_path_factory.mktemp("course")
+    saved = os.environ["PATH"]
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved}"  # nbgrader stamps a new gradebook
+    try:
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            gb.add_assignment(A5)
+            gb.add_notebook(NB03, A5)
+            for grade_id, points in zip(CELLS, (5, 15)):
+                gb.add_grade_cell(grade_id, NB03, A5, max_score=points, cell_type="code")
+            for student in HONEST:
+                _add(gb, student, full=student == "ann")
+    finally:
+        os.environ["PATH"] = saved
+    for student, source in (("ann", SOLUTIONS), ("ben", RELEASE)):
+        _hand_in(course, student, _executed(source / f"{NB03}.ipynb"), student.encode() * 64)
+    return course
+
+
+def _add(gb, student: str, full: bool = False) -> None:
+    gb.add_student(student)
+    gb.add_submission(A5, student)
+    for grade_id in CELLS:
+        grade = gb.find_grade(grade_id, NB03, A5, student)
+        grade.auto_score, grade.needs_manual_grade = (grade.max_score if full else 0), False
+    gb.db.commit()
+
+
+def _drop(gb, student: str) -> None:
+    gb.remove_submission(A5, student)
+    gb.remove_student(student)
+
+
+SECRETS = st.one_of(st.none(), st.binary(max_size=200), st.just(b"s" * 5_000_000))
+
+
+@FUZZ
+@given(hostile=COHORTS, secrets=st.lists(SECRETS, min_size=3, max_size=3))
+def test_report_and_feedback_give_every_student_a_row_and_leave_the_honest_ones_alone(hostile, secrets, course):
+    """With generated hostile students in the gradebook (their notebooks in collected/ and autograded/, their feedback
+    folders with forged or missing secrets), does the report explain every student and the honest ones as before,
+    and does release_feedback release the honest students' pages and name every student it could not release?"""
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange import ExchangeError
+
+    from autograder.exports.report import explain
+    from autograder.nbgrader_glue.release_feedback import UnitReleaseFeedback
+
+    notebooks = [next((e.data for e in h.entries if e.kind == "file" and e.path.startswith(NB03)), b"{}")
+                 for h in hostile]
+    db = f"sqlite:///{course / 'gradebook.db'}"
+    exchange = course / "exchange"
+    try:
+        with Gradebook(db) as gb:
+            for h in hostile:
+                _add(gb, h.student)
+        for h, notebook, secret in zip(hostile, notebooks, secrets):
+            _hand_in(course, h.student, notebook, secret)
+        totals, reasons = explain(course, A5, db)
+        explained = {r.student for r in reasons}
+        assert all(h.student in explained for h in hostile)
+        assert {s: totals[s] for s in HONEST} == {"ann": 20, "ben": 0}
+        assert [r for r in reasons if r.student == "ann"] == []
+        assert {r.cell for r in reasons if r.student == "ben"} == set(CELLS)
+        shutil.rmtree(exchange, ignore_errors=True)
+        exchange.mkdir()
+        release = UnitReleaseFeedback(coursedir=CourseDirectory(root=str(course), course_id="c", assignment_id=A5),
+                                      authenticator=None, root=str(exchange))
+        try:
+            release.start()
+            failed = ""
+        except ExchangeError as err:
+            failed = str(err)
+        released = len(list((exchange / "c" / "feedback").iterdir()))
+        assert released >= len(HONEST)  # ann's and ben's pages at least, whatever the others held
+        # (a hidden name is no student of nbgrader's: its glob never lists the folder)
+        unreleasable = [h.student for h, s in zip(hostile, secrets)
+                        if not h.student.startswith(".") and (s is None or not s.strip() or len(s) > 1024)]
+        assert all(shown(student) in failed for student in unreleasable), (failed, unreleasable)
+    finally:
+        with Gradebook(db) as gb:
+            for h in hostile:
+                _drop(gb, h.student)
+        for h in hostile:
+            for kind in ("collected", "autograded", "feedback"):
+                shutil.rmtree(course / kind / h.student, ignore_errors=True)
