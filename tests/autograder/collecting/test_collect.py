@@ -364,3 +364,34 @@ def test_a_notebook_nested_200000_deep_stops_neither_the_collect_nor_the_flags(t
                                                                            ("eve", True)]
     assert dict(cohort.students[2].prints.notebooks) == {"01_intro.ipynb": None}  # unreadable: no fingerprint
     assert [(f.student, f.other) for f in cohort_flags(cohort.students, A)] == [("alice", "bob")]
+
+
+def test_links_that_stay_inside_the_submission_are_followed(tmp_path):
+    """Is an outputs/ that links to a folder of the student's own submission entered, and a notebook that links to a
+    file of theirs copied by its content (a copy with no links in it), as Jupyter and the student see them?"""
+    files = {"runs/vanilla.model.params": b"params", "runs/vanilla.nopretrain.dev.predictions": b"Oslo\n",
+             "work/intro-v2.ipynb": b'{"cells": [2]}'}
+    folder = make_submission(tmp_path / "submitted", files=files)
+    (folder / "outputs").symlink_to("runs", target_is_directory=True)
+    (folder / "01_intro.ipynb").symlink_to("work/../work/intro-v2.ipynb")
+    got = collect_submission(tmp_path / "submitted" / "alice", "alice", A, tmp_path / "dest", wanted=WANTED)
+    copied = {rel: data for rel, data in tree(got.folder).items() if data != "dir"}
+    assert copied == {"01_intro.ipynb": b'{"cells": [2]}', "outputs/vanilla.model.params": b"params",
+                      "outputs/vanilla.nopretrain.dev.predictions": b"Oslo\n"}
+    assert got.notes == {}
+
+
+@pytest.mark.parametrize("target, words", [("../../bob/a5/runs", "outside the submission"),
+                                           ("/etc", "outside the submission"), ("loop", "a chain of more than"),
+                                           ("missing", "a symbolic link to nothing")])
+def test_a_link_that_leaves_the_submission_is_named_in_the_students_note(tmp_path, target, words):
+    """Is an outputs/ linking out of the submission (to a classmate's runs, an absolute path), in a loop or to nothing
+    left out, with the student's note naming what it is?"""
+    make_submission(tmp_path / "submitted", "bob", files={"runs/vanilla.model.params": b"bob's"})
+    folder = make_submission(tmp_path / "submitted")
+    (folder / "outputs").symlink_to(target)
+    (folder / "loop").symlink_to("loop")
+    got = collect_submission(tmp_path / "submitted" / "alice", "alice", A, tmp_path / "dest", wanted=WANTED)
+    assert not (got.folder / "outputs").exists()
+    assert any(words in reason for reason in got.dropped), got.dropped
+    assert words in got.notes["outputs"], got.notes

@@ -164,3 +164,16 @@ def test_a_course_config_that_would_run_notebooks_unconfined_is_refused(tmp_path
     (tmp_path / "nbgrader_config.py").write_text(
         "from autograder.nbgrader_glue.setup import configure_grading\nc = get_config()\nconfigure_grading(c)\n")
     assert course_grading_problem(tmp_path) is None
+
+
+def test_a_rerun_keeps_the_earlier_runs_log(tmp_path):
+    """Does autograde's log keep what an earlier run said (a section per run), so a re-run with nothing changed erases
+    nothing?"""
+    from autograder.nbgrader_glue.autograde import Autograded, write_log
+
+    log = tmp_path / "autograde_log.txt"
+    write_log([Autograded("ann", False, 3.0, "kernel died", "nbgrader's own words, first run")], log)
+    write_log([Autograded("ann", True, 0.0, "", "unchanged since its last autograde", skipped=True)], log)
+    text = log.read_text()
+    assert text.count("########## autograder autograde") == 2
+    assert "nbgrader's own words, first run" in text and text.index("first run") < text.index("unchanged since")
