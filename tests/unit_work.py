@@ -38,14 +38,14 @@ def big(mb: int) -> bytes:
 
 
 def spawn_and_hang(pid_file: str) -> None:
-    """Start a grandchild armed to die with this unit (as nbgrader's one_student is), write its pid, then hang."""
+    """Start a grandchild armed to die with this unit (as nbgrader's one_student is), which writes its pid once armed;
+    then hang."""
     import subprocess
     import sys
 
-    child = subprocess.Popen([sys.executable, "-c", "import ctypes, signal, time; "
-                              "ctypes.CDLL(None).prctl(1, signal.SIGKILL); time.sleep(600)"])
-    with open(pid_file, "w") as f:
-        f.write(str(child.pid))
+    subprocess.Popen([sys.executable, "-c", "import ctypes, os, signal, sys, time; "
+                      "ctypes.CDLL(None).prctl(1, signal.SIGKILL); "
+                      "open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(600)", pid_file])
     time.sleep(600)
 
 

@@ -198,14 +198,14 @@ def _explain_student(gb, master, course_dir: Path, student: str, assignment: str
             score = grade.score if grade is not None else 0.0
             if score >= cell.max_score:
                 continue
-            if grade is not None and grade.needs_manual_grade:
-                why = "waits for manual grading"
-            elif cell.name in trusted:  # the score of record's own reason for the score the gradebook holds
+            if cell.name in trusted:  # the score of record's own reason for the score the gradebook holds
                 why = trusted[cell.name].reason
             elif notebook_problem:
                 why = notebook_problem
             elif cell.name not in cells:  # the notebook ran, without this cell
                 why = "this test cell was deleted from the submission, so it could not run"
+            elif grade is not None and grade.needs_manual_grade:
+                why = "waits for manual grading"
             else:
                 why = _cell_error(cells[cell.name]) or "the test did not pass"
                 earlier = _first_error_before(autograded, cell.name)

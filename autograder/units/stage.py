@@ -17,18 +17,15 @@ from dataclasses import dataclass
 
 from autograder.units.dask import Cluster, run_tasks
 from autograder.units.limits import UnitLimits
-from autograder.units.unit import Outcome, failed, run_unit
+from autograder.units.unit import PRELOADS, Outcome, failed, run_unit
 
 Work = Callable[[int], tuple[Callable, tuple]]  # place -> (a module-level function, its picklable arguments)
-# every step's modules, as the steps are defined: the fork server (one per process, started by the first unit) imports
-# them all once, so no unit of any later step pays for its imports (a second or more each: torch, nbgrader)
-_PRELOADS: set[str] = set()
 
 
 def preload(*modules: str) -> None:
     """Add modules for the fork server to import when it starts (a step whose limits are made at run time says so
     when its module is imported)."""
-    _PRELOADS.update(modules)
+    PRELOADS.update(modules)
 
 
 @dataclass(frozen=True)
@@ -40,12 +37,7 @@ class Step:
     preload: tuple[str, ...] = ()  # modules the step's units import, loaded once by the fork server
 
     def __post_init__(self):
-        _PRELOADS.update(self.preload)
-
-    @property
-    def preloads(self) -> tuple[str, ...]:
-        """What the fork server imports if this step's unit starts it: every step's modules known by then."""
-        return tuple(sorted(_PRELOADS | set(self.preload)))
+        PRELOADS.update(self.preload)  # the fork server, started by whichever unit comes first, imports them all
 
 
 def run_step(step: Step, places: Sequence[int], work: Work, cluster: Cluster | None = None,
@@ -58,7 +50,7 @@ def run_step(step: Step, places: Sequence[int], work: Work, cluster: Cluster | N
     if cluster is not None and not cluster.serial:
         def task(place: int) -> tuple[Callable, tuple]:
             fn, args = work(place)
-            return run_unit, (fn, args, step.limits, step.preloads)
+            return run_unit, (fn, args, step.limits, step.preload)
 
         def lost(place: int, why: str) -> Outcome:
             return failed(f"its {step.name} task could not finish on Dask", why)
@@ -69,7 +61,7 @@ def run_step(step: Step, places: Sequence[int], work: Work, cluster: Cluster | N
         running = {}
         for place in places:
             fn, args = work(place)
-            running[pool.submit(run_unit, fn, args, step.limits, step.preloads)] = place
+            running[pool.submit(run_unit, fn, args, step.limits, step.preload)] = place
         for future in as_completed(running):
             yield running[future], future.result()
 

@@ -3,9 +3,10 @@
 ``run_unit(fn, args, limits)`` runs ``fn(*args)`` in a child of multiprocessing's fork server
 (started once per process, single-threaded: the child inherits no lock another thread of the
 caller held, and none of the caller's memory), with
-  - a soft address-space limit (``RLIMIT_AS``): an allocation past it raises MemoryError in the
-    unit, which fails that unit only; the jobs and nbgrader processes a unit starts set limits of
-    their own (the hard limit stays open for them);
+  - a soft address-space limit (``RLIMIT_AS``) of the unit's own work, on top of the grader's code
+    the fork server preloaded: an allocation past it raises MemoryError in the unit, which fails
+    that unit only; the jobs and nbgrader processes a unit starts set limits of their own (the
+    hard limit stays open for them);
   - a wall-time limit: past it the unit is killed, and what it started dies with it (the unit
     dies with its parent, and arms its own children the same way);
   - a cap on the pickled value it hands back (read with that cap; a longer message is refused).
@@ -35,6 +36,9 @@ DETAIL_CHARS = 4000  # characters of a failed unit's traceback kept for the inst
 PR_SET_PDEATHSIG = 1  # prctl(2)
 _START = threading.Lock()  # the fork server's preload is set once, by the first unit of this process
 _preloaded = False
+# modules the fork server imports when it starts: every step's, as the steps are defined (autograder.units.stage), so
+# no unit of any step pays for its own imports (a second or more each: torch, nbgrader)
+PRELOADS: set[str] = {"autograder.units.unit"}
 
 
 @dataclass
@@ -88,12 +92,21 @@ def _die_with_parent() -> None:
         threading.Thread(target=watch, name="unit-requester-watch", daemon=True).start()
 
 
+def _address_space() -> int:
+    """This process's virtual size now, in bytes (what it mapped before the unit's work: torch, nbgrader, ...)."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def _child(conn, fn: Callable, args: tuple, memory_mb: int, answer_bytes: int) -> None:
     """In the unit's process: run ``fn``, send back ("ok", value, peak) or ("failed", reason, detail)."""
     _die_with_parent()
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    soft = memory_mb * MB if hard == resource.RLIM_INFINITY else min(memory_mb * MB, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    soft = _address_space() + memory_mb * MB  # on top of the grader's code the fork server preloaded
+    resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
     try:
         value = fn(*args)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
@@ -105,24 +118,47 @@ def _child(conn, fn: Callable, args: tuple, memory_mb: int, answer_bytes: int) -
             message = pickle.dumps(("failed", reason_for(err, memory_mb), traceback.format_exc()[-DETAIL_CHARS:]))
         except BaseException:  # noqa: BLE001 (out of memory even for the traceback)
             message = pickle.dumps(("failed", reason_for(err, memory_mb), ""))
-    conn.send_bytes(message)
+    try:
+        conn.send_bytes(message)
+    except OSError:  # the requester stopped listening (the unit ran past its time): nobody to tell
+        pass
     conn.close()
 
 
+def _pin_temp_dir() -> None:
+    """Put multiprocessing's folder for this process (the fork server's socket) where no step's cleanup reaches it.
+
+    multiprocessing makes that folder once, in whatever ``tempfile.tempdir`` is at its first use: a step that
+    points TMPDIR at a scratch folder it later removes would take the fork server's socket with it, and every later
+    unit of the process would fail to start. /dev/shm (or the system's /tmp) outlives every step."""
+    import tempfile
+
+    from multiprocessing import util
+
+    saved = tempfile.tempdir
+    stable = next((d for d in ("/dev/shm", "/tmp") if os.access(d, os.W_OK | os.X_OK)), None)
+    try:
+        tempfile.tempdir = stable or saved
+        util.get_temp_dir()  # made now, cached for the process's life
+    finally:
+        tempfile.tempdir = saved
+
+
 def _context(preload: tuple[str, ...]):
-    """The fork server's context; its preload (modules every unit imports) is the first caller's."""
+    """The fork server's context; it preloads ``PRELOADS`` and ``preload`` as they stand at the first unit."""
     global _preloaded
     context = multiprocessing.get_context("forkserver")
     with _START:
         if not _preloaded:  # (no effect once the server runs: it starts with the first unit)
-            context.set_forkserver_preload(["autograder.units.unit", *preload])
+            _pin_temp_dir()
+            context.set_forkserver_preload(sorted(PRELOADS | set(preload)))
             _preloaded = True
     return context
 
 
 def _allow_children() -> None:
     """Let a daemonic process (a Dask worker) start units: multiprocessing refuses a daemon children because it
-    could not clean them up; a unit dies with its parent by itself (the parent-death signal)."""
+    could not clean them up; a unit ends with its requester by itself (``_die_with_parent``)."""
     current = multiprocessing.current_process()
     if current.daemon:
         current.daemon = False
