@@ -226,6 +226,7 @@ def _course_source(course: Path, assignment: str) -> Path:
 def _autograde(args) -> int:
     from autograder import confinement
     from autograder.collecting.flags import cohort_flags
+    from autograder.collecting.safe_files import shown
     from autograder.exports.csv_safe import write_csv
     from autograder.grading.dask_tasks import Cluster
     from autograder.nbgrader_glue.autograde import (
@@ -264,7 +265,7 @@ def _autograde(args) -> int:
         return 2
     cohort = collect_course(course, args.assignment, args.student)
     for folder in cohort.refused:  # said before any grading starts; these folders are not autograded
-        print(f"refused: submitted/{folder.shown!r} cannot be a student id: {folder.why}", file=sys.stderr)
+        print(f"refused: 'submitted/{folder.shown}' cannot be a student id: {folder.why}", file=sys.stderr)
     flags = cohort_flags(cohort.students, args.assignment, _course_source(course, args.assignment))
     write_csv(course / "autograde_flags.csv", ["file", "student", "other_student", "why"],
               [[f.file, f.student, f.other, f.why] for f in flags])
@@ -284,7 +285,7 @@ def _autograde(args) -> int:
              if skipped else ""))
     for r in results:
         if not r.ok:
-            print(f"  FAILED {r.student!r}: {r.reason}", file=sys.stderr)
+            print(f"  FAILED '{shown(r.student)}': {r.reason}", file=sys.stderr)
     if flags:
         print(f"{len(flags)} flag(s) for you to look at in {course / 'autograde_flags.csv'}")
     print(f"wrote {log}")

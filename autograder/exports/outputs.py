@@ -17,6 +17,7 @@ from pathlib import Path
 
 from autograder.checks import registry
 from autograder.collecting.flags import Flag
+from autograder.collecting.safe_files import shown
 from autograder.exports.csv_safe import write_csv
 
 
@@ -35,9 +36,9 @@ def write_outputs(results, flags: list[Flag], refused, out: Path, gradescope: bo
     write_csv(out / "refused.csv", ["folder", "why"], [[r.shown, r.why] for r in refused])
     with open(out / "instructor_log.txt", "w", encoding="utf-8") as f:
         for r in refused:
-            f.write(f"===== refused folder {r.shown!r}: {r.why}\n")
+            f.write(f"===== refused folder '{r.shown}': {r.why}\n")
         for r in results:
-            f.write(f"===== {r.student}: {r.score:g}/{r.max_score:g}\n" + "\n".join(r.log) + "\n")
+            f.write(f"===== {shown(r.student)}: {r.score:g}/{r.max_score:g}\n" + "\n".join(r.log) + "\n")
     if gradescope:
         for r in results:
             folder = out / "gradescope" / r.student
