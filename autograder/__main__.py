@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from autograder.ownership import kept_by_owner
 from course_lib import layout
 
 
@@ -19,6 +20,7 @@ def _cluster_options(parser: argparse.ArgumentParser, done: str) -> None:
                         help="use an existing Dask cluster (e.g. tcp://host:8786) instead of a local one")
 
 
+@kept_by_owner  # as root in the instructor's course folder: what the command wrote there stays the instructor's
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
