@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from autograder.cli_paths import absolute_paths
 from autograder.ownership import kept_by_owner
 from course_lib import layout
 
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
     similar.add_argument("--assignment", default=layout.ASSIGNMENT)
     similar.add_argument("--release", default=None, help="the release notebooks (default: notebooks/ASSIGNMENT)")
-    args = parser.parse_args(argv)
+    args = absolute_paths(parser.parse_args(argv))  # relative paths: against the folder the command runs in
     if args.command == "similarity":
         return _similarity(args)
     if args.command == "report":
