@@ -61,16 +61,19 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     # collect copies what students left in the exchange by hand with its links as links (dropped by the collect step)
     c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.LinkSafeCollect"
     # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only, and
-    # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run): its own
-    # lists of steps, with these added
+    # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run), and warns
+    # of a locked cell a student changed but not of every honest submission's hidden tests (restore_cells.py says
+    # why): its own lists of steps, with these added or put in place
     from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute
+    from nbgrader.preprocessors import Execute, OverwriteCells
 
     from autograder.nbgrader_glue.capped_execute import CappedExecute
     from autograder.nbgrader_glue.collected_only import OnlyCollectedCopies
+    from autograder.nbgrader_glue.restore_cells import RestoreLockedCells
 
     steps = Autograde.class_traits()
-    c.Autograde.sanitize_preprocessors = [OnlyCollectedCopies, *steps["sanitize_preprocessors"].default()]
+    c.Autograde.sanitize_preprocessors = [OnlyCollectedCopies, *(RestoreLockedCells if step is OverwriteCells else step
+                                                                 for step in steps["sanitize_preprocessors"].default())]
     c.Autograde.autograde_preprocessors = [CappedExecute if step is Execute else step
                                            for step in steps["autograde_preprocessors"].default()]
 
