@@ -5,6 +5,8 @@ On the hub the grading commands run as root (the grader's confinement needs it) 
 stay root's, and the instructor's own nbgrader (export, formgrader, feedback) would then stop at a PermissionError.
 ``kept_by_owner`` wraps a command: afterwards every entry under the folder that the command's user owns and that it
 created or changed (not there before, or its inode changed since) is given to the folder's owner and group.
+``given_back_at_exit`` does the same for nbgrader's own commands (``nbgrader export`` as root there): the course's
+nbgrader_config.py calls it, through ``configure_grading``.
 
 Links are never followed: the folder is walked by descriptor (``os.fwalk``) and each entry is changed as itself, a
 symbolic link as a link. A file with other hard links is left as it is (its other names may be outside the folder,
@@ -12,6 +14,7 @@ a file the owner must not get) and counted.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import stat
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 Snapshot = dict[tuple[int, int], int]  # (device, inode) -> change time (ns) of the entries one user owns
+WRAPPED = "AUTOGRADER_KEPT_BY_OWNER"  # set while a wrapped command runs: the nbgrader processes it starts leave it be
 
 
 @dataclass
@@ -64,6 +68,19 @@ def give_back(folder: Path, uid: int, gid: int, before: Snapshot, mine: int) -> 
     return done
 
 
+def _someone_elses(folder: Path) -> os.stat_result | None:
+    """The folder's stat when this process runs as root there and someone else owns it, the case this module is for."""
+    owner = folder.stat()
+    return owner if os.geteuid() == 0 and owner.st_uid != 0 else None
+
+
+def _give_back_and_say(folder: Path, owner: os.stat_result, before: Snapshot) -> None:
+    done = give_back(folder, owner.st_uid, owner.st_gid, before, 0)
+    if done.left_linked:
+        print(f"warning: {done.left_linked} file(s) the command wrote in {folder} have other hard links and stay "
+              "root's", file=sys.stderr)
+
+
 def kept_by_owner(command: Callable[..., int]) -> Callable[..., int]:
     """``command`` (a CLI's main), after which what it made as root in the working folder belongs to that folder's
     owner, when someone else owns it; anywhere else it runs as it is."""
@@ -71,16 +88,25 @@ def kept_by_owner(command: Callable[..., int]) -> Callable[..., int]:
     @functools.wraps(command)
     def run(*args, **kwargs) -> int:
         folder = Path.cwd()
-        owner = folder.stat()
-        if os.geteuid() != 0 or owner.st_uid == 0:
+        owner = _someone_elses(folder)
+        if owner is None or os.environ.get(WRAPPED):
             return command(*args, **kwargs)
         before = snapshot(folder, 0)
+        os.environ[WRAPPED] = "1"
         try:
             return command(*args, **kwargs)
         finally:
-            done = give_back(folder, owner.st_uid, owner.st_gid, before, 0)
-            if done.left_linked:
-                print(f"warning: {done.left_linked} file(s) the command wrote in {folder} have other hard links and "
-                      "stay root's", file=sys.stderr)
+            del os.environ[WRAPPED]
+            _give_back_and_say(folder, owner, before)
 
     return run
+
+
+def given_back_at_exit() -> None:
+    """What this process makes as root in the working folder goes to the folder's owner when it exits (when someone
+    else owns it, and no wrapped command above this process does it already)."""
+    folder = Path.cwd()
+    owner = _someone_elses(folder)
+    if owner is not None and not os.environ.get(WRAPPED):
+        os.environ[WRAPPED] = "1"  # its own children (kernels, converters) leave it to this one
+        atexit.register(_give_back_and_say, folder, owner, snapshot(folder, 0))

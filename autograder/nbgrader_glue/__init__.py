@@ -6,5 +6,6 @@ student's nbgrader per Dask task, re-runs by hash), one student's nbgrader proce
 course's ``nbgrader_config.py`` applies (``setup``), the confined grading kernel (``kernel``,
 ``jupyter/kernels/course-grading``) and what feedback pages show of hidden tests
 (``feedback``). May import course_lib, ``autograder.collecting``, ``autograder.confinement``,
-``autograder.checks`` and ``autograder.grading.dask_tasks``.
+``autograder.checks``, ``autograder.grading.dask_tasks`` and ``autograder.ownership`` (nbgrader run as root in the
+instructor's course folder leaves it theirs).
 """

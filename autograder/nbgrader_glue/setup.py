@@ -24,6 +24,11 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     data folders), so nothing needs hiding: ``hidden_paths`` is ignored.
     ``readable_paths`` are extra data folders it may read.
     """
+    # nbgrader run as root in the instructor's course folder (`nbgrader export` there, as docs/hub.md allows) leaves
+    # what it writes to the instructor, as `python -m autograder` does: else their own nbgrader meets root's files
+    from autograder.ownership import given_back_at_exit
+
+    given_back_at_exit()
     if hidden_paths:
         warnings.warn("configure_grading(hidden_paths=...) is ignored: the grading kernel sees only an allowlist",
                       DeprecationWarning, stacklevel=2)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,18 @@ def test_only_the_commands_own_changes_are_given_back(places):
     assert (done.given, done.left_linked) == (2, 0)
     assert _owner(course / "new.txt") == _owner(course / "changed.txt") == OWNER
     assert _owner(course / "earlier.txt") == (0, 0) and _owner(course / "someone_else.txt") == (1234, 1234)
+
+
+def test_nbgraders_own_commands_give_back_at_exit(places):
+    """Does a process that calls given_back_at_exit (nbgrader run as root there: the course's config calls it) leave
+    what it wrote to the folder's owner when it exits, and leave it to a wrapped command that started it?"""
+    course, _ = places
+    script = ("from pathlib import Path\nfrom autograder.ownership import given_back_at_exit\n"
+              "given_back_at_exit()\nPath('grades.csv').write_text('student_id,raw_score\\n')\n")
+    env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_KEPT_BY_OWNER"}
+    subprocess.run([sys.executable, "-c", script], cwd=course, env=env, check=True)
+    assert _owner(course / "grades.csv") == OWNER
+    (course / "grades.csv").unlink()
+    subprocess.run([sys.executable, "-c", script], cwd=course, env={**env, "AUTOGRADER_KEPT_BY_OWNER": "1"},
+                   check=True)
+    assert _owner(course / "grades.csv") == (0, 0)
