@@ -22,6 +22,15 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
+@pytest.fixture(scope="session")
+def machine_ready():
+    """The machine set up for the test users (tools/hub_setup.sh, once), or the test skipped saying why it cannot be."""
+    why = hub_server.why_not()
+    if why:
+        pytest.skip(why)
+    hub_server.set_up_machine()
+
+
 @pytest.fixture(scope="module")
 def hub():
     """The machine set up for the test users (tools/hub_setup.sh) and a hub of their own, stopped at the end."""
