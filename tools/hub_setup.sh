@@ -68,7 +68,8 @@ bash tools/hub_users_python.sh
 # run the course from the tree above, and the grader's sandbox binds what it needs at the same paths
 if [ -n "$(find "$REPO" -maxdepth 0 -perm /g+rwx,o+rwx)" ]; then
     chmod go-rwx "$REPO"
-    say "closed $REPO to other users (chmod go-rwx): the hub's users run the course from $(.venv/bin/python hub/machine.py tree)"
+    say "closed $REPO to other users (chmod go-rwx): the hub's users run the course from" \
+        "$(.venv/bin/python hub/machine.py tree)"
 fi
 if setpriv --reuid=65534 --regid=65534 --clear-groups -- /bin/sh -c 'test -r "$1"' sh "$REPO/nbgrader_config.py"; then
     echo "hub setup: other users can still read $REPO (an ACL?): they would read solutions/ (remove what grants it)" >&2

@@ -27,7 +27,9 @@ TREE=$(.venv/bin/python hub/machine.py tree)
 
 # as nobody, through a shell (setpriv itself would find the program with root's capabilities still in force), in /
 # (python -c puts the working folder, here the checkout, first on its path)
-runs_unprivileged() { setpriv --reuid=65534 --regid=65534 --clear-groups -- /bin/sh -c 'cd / && "$@"' sh "$@" 2>/dev/null; }
+runs_unprivileged() {
+    setpriv --reuid=65534 --regid=65534 --clear-groups -- /bin/sh -c 'cd / && "$@"' sh "$@" 2>/dev/null
+}
 read -r version full prefix base < <(.venv/bin/python -c 'import os, sys; v = sys.version_info
 print(f"{v[0]}.{v[1]}", f"{v[0]}.{v[1]}.{v[2]}", sys.base_prefix, os.path.realpath(sys._base_executable))')
 
@@ -64,7 +66,7 @@ site=$view.partial/lib/python$version/site-packages
 linked_copy ".venv/lib/python$version/site-packages" "$site"
 linked_copy .venv/share "$view.partial/share"  # kernel specs, JupyterLab and nbgrader's lab extensions
 linked_copy .venv/etc "$view.partial/etc"      # the server extensions' enabling config (nbgrader's)
-# the editable install's finder and .pth name the checkout: removed (unlinked here, .venv keeps its own), course/ instead
+# the editable install's finder and .pth name the checkout: unlinked here (.venv keeps its own), course/ instead
 rm -f "$site"/__editable__* "$site"/*.egg-link
 { grep -l -F "$REPO" "$site"/*.pth 2>/dev/null || true; } | xargs -r rm -f
 echo "$TREE/course" > "$site/attention_course.pth"

@@ -52,7 +52,7 @@ def _nbgrader_errors(log: str) -> str:
     if errors:
         return "; ".join(errors)[-500:]
     lines = log.strip().splitlines()
-    return f"it wrote no notebooks there (its last line: {lines[-1][-300:]})" if lines else "it wrote no notebooks there"
+    return "it wrote no notebooks there" + (f" (its last line: {lines[-1][-300:]})" if lines else "")
 
 
 def fresh_release(assignment: str, into: Path) -> Path:

@@ -66,7 +66,8 @@ def test_an_honest_submission_gets_its_hidden_tests_back_without_a_warning(relea
     release, url = released
     nb, warned = _overwrite(RestoreLockedCells(), nbformat.from_dict(release), url, caplog)
     assert CHANGED not in warned
-    assert "BEGIN HIDDEN TESTS" in _cell(nb, HIDDEN).source and "BEGIN HIDDEN TESTS" not in _cell(release, HIDDEN).source
+    assert "BEGIN HIDDEN TESTS" in _cell(nb, HIDDEN).source
+    assert "BEGIN HIDDEN TESTS" not in _cell(release, HIDDEN).source
 
 
 @pytest.mark.parametrize("grade_id", [HIDDEN, PUBLIC])
