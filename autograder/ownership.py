@@ -31,8 +31,8 @@ WRAPPED = "AUTOGRADER_KEPT_BY_OWNER"  # set while a wrapped command runs: the nb
 class GivenBack:
     """What ``give_back`` did: entries given to the owner, and hard-linked files left as they were."""
 
-    given: int = 0
-    left_linked: int = 0
+    given: int = 0  # entries now the owner's
+    left_linked: int = 0  # files with other hard links, left root's
 
 
 def _entries(folder: Path) -> Iterator[tuple[str, int, os.stat_result]]:
