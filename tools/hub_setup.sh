@@ -48,6 +48,10 @@ if [ ${#missing[@]} -gt 0 ] && [ "$CREATE" = no ]; then
          "or tools/hub_setup.sh --create)" >&2
     exit 1
 fi
+# one setup at a time on this machine (make test's and a test's may overlap)
+install -d -m 700 "$STATE"
+exec 8>"$STATE/setup.lock"
+flock 8
 
 # JupyterHub itself runs as root from .venv, with the `hub` extra: make's .venv has it, an older one may not
 if ! .venv/bin/python -c "import jupyterhub, pamela" 2>/dev/null; then

@@ -10,8 +10,8 @@
 #   course/   what the users' side needs of the checkout, copied: course_lib/, autograder/ (the grader's code holds no
 #             secret), hub/ (the roles' config), student_jupyter/, nbgrader_config.py; never solutions/, tests/, .git
 #   checkout  the checkout's path, for whoever cleans /opt/attention-hub up
-# python/ and course/ are made afresh every time (in a .partial folder, then swapped in): after a pip install into
-# .venv or a change to the course, the setup (make hub) brings them up to date.
+# python/ and course/ are made afresh (in a .partial folder, then swapped in) whenever what they are made from changed:
+# after a pip install into .venv or a change to the course, the setup (make hub) brings them up to date.
 #
 # The interpreter must be one an unprivileged user can execute, and the very one .venv was built with (another patch
 # release is not enough: soupsieve 4, which nbconvert uses for every HTML page formgrader and feedback render, fails
@@ -58,44 +58,64 @@ fi
 
 # hard links where the file system allows (a second, fast), else a copy; nothing below ever writes into these files
 linked_copy() { cp -al "$1" "$2" 2>/dev/null || { rm -rf "$2" && cp -a "$1" "$2"; }; }
+# what course/ is copied from, as a stream (its digest tells whether the copy is still the checkout's)
+course_files() {
+    tar -C "$REPO" --exclude=__pycache__ --exclude='*.pyc' --exclude=node_modules --exclude=student_jupyter/lab \
+        --exclude=student_jupyter/migrated -cf - course_lib autograder hub student_jupyter nbgrader_config.py
+}
+# the part in place when it was made from the same sources (its .fingerprint), else false
+unchanged() { [ "$(cat "$1/.fingerprint" 2>/dev/null)" = "$2" ]; }
+# a part made in PART.partial goes in place of PART: readable by every user (.venv's files already are, unless it was
+# installed under a tight umask), with its fingerprint
+put_in_place() {
+    find "$1.partial" \( \( -type d ! -perm -o+rx \) -o \( -type f ! -perm -o+r \) \) -exec chmod a+rX {} +
+    echo "$2" > "$1.partial/.fingerprint"
+    rm -rf "$1.old"
+    if [ -e "$1" ]; then mv "$1" "$1.old"; fi
+    mv "$1.partial" "$1"
+    rm -rf "$1.old"
+}
+
+# one build of this tree at a time (make test's setup and a test's may overlap); an unchanged part is left in place,
+# so a hub serving from it never sees it swapped
+exec 9>"$TREE/.lock"
+flock 9
+view=$TREE/python
+course=$TREE/course
+venv_parts=(".venv/lib/python$version/site-packages" .venv/share .venv/etc)
+python_print=$({ echo "$base $full $course"; find "${venv_parts[@]}" -printf '%p %s %T@ %m %y\n' | LC_ALL=C sort; } |
+               sha256sum | cut -d' ' -f1)
+course_print=$(course_files | sha256sum | cut -d' ' -f1)
 
 # python/: a venv by hand (pyvenv.cfg beside bin/ makes `bin/python` take this folder as sys.prefix)
-view=$TREE/python
-rm -rf "$view.partial" && mkdir -p "$view.partial/bin" "$view.partial/lib/python$version"
-site=$view.partial/lib/python$version/site-packages
-linked_copy ".venv/lib/python$version/site-packages" "$site"
-linked_copy .venv/share "$view.partial/share"  # kernel specs, JupyterLab and nbgrader's lab extensions
-linked_copy .venv/etc "$view.partial/etc"      # the server extensions' enabling config (nbgrader's)
-# the editable install's finder and .pth name the checkout: unlinked here (.venv keeps its own), course/ instead
-rm -f "$site"/__editable__* "$site"/*.egg-link
-{ grep -l -F "$REPO" "$site"/*.pth 2>/dev/null || true; } | xargs -r rm -f
-echo "$TREE/course" > "$site/attention_course.pth"
-ln -s "$base" "$view.partial/bin/python"
-printf 'home = %s\ninclude-system-site-packages = false\nversion = %s\n' "$(dirname "$base")" "$full" \
-    > "$view.partial/pyvenv.cfg"
-# .venv's own scripts start .venv's interpreter: these start the view's (nbgrader calls `alembic` by name when it
-# makes a gradebook; the instructor types `nbgrader` and `jupyter` in a terminal)
-for tool in alembic jupyter nbgrader; do
-    printf '#!/bin/sh\nexec "%s/bin/python" -m %s "$@"\n' "$view" "$tool" > "$view.partial/bin/$tool"
-    chmod 755 "$view.partial/bin/$tool"
-done
+if ! unchanged "$view" "$python_print"; then
+    rm -rf "$view.partial" && mkdir -p "$view.partial/bin" "$view.partial/lib/python$version"
+    site=$view.partial/lib/python$version/site-packages
+    linked_copy ".venv/lib/python$version/site-packages" "$site"
+    linked_copy .venv/share "$view.partial/share"  # kernel specs, JupyterLab and nbgrader's lab extensions
+    linked_copy .venv/etc "$view.partial/etc"      # the server extensions' enabling config (nbgrader's)
+    # the editable install's finder and .pth name the checkout: unlinked here (.venv keeps its own), course/ instead
+    rm -f "$site"/__editable__* "$site"/*.egg-link
+    { grep -l -F "$REPO" "$site"/*.pth 2>/dev/null || true; } | xargs -r rm -f
+    echo "$course" > "$site/attention_course.pth"
+    ln -s "$base" "$view.partial/bin/python"
+    printf 'home = %s\ninclude-system-site-packages = false\nversion = %s\n' "$(dirname "$base")" "$full" \
+        > "$view.partial/pyvenv.cfg"
+    # .venv's own scripts start .venv's interpreter: these start the view's (nbgrader calls `alembic` by name when it
+    # makes a gradebook; the instructor types `nbgrader` and `jupyter` in a terminal)
+    for tool in alembic jupyter nbgrader; do
+        printf '#!/bin/sh\nexec "%s/bin/python" -m %s "$@"\n' "$view" "$tool" > "$view.partial/bin/$tool"
+        chmod 755 "$view.partial/bin/$tool"
+    done
+    put_in_place "$view" "$python_print"
+fi
 
 # course/: the code and configuration the users' side reads, never what only the grader may read
-course=$TREE/course
-rm -rf "$course.partial" && mkdir -p "$course.partial"
-tar -C "$REPO" --exclude=__pycache__ --exclude='*.pyc' --exclude=node_modules --exclude=student_jupyter/lab \
-    --exclude=student_jupyter/migrated -cf - course_lib autograder hub student_jupyter nbgrader_config.py |
-    tar -C "$course.partial" -xf -
-
-# readable by every user (.venv's files already are, unless it was installed under a tight umask)
-find "$view.partial" "$course.partial" \( \( -type d ! -perm -o+rx \) -o \( -type f ! -perm -o+r \) \) \
-    -exec chmod a+rX {} +
-for part in "$view" "$course"; do
-    rm -rf "$part.old"
-    if [ -e "$part" ]; then mv "$part" "$part.old"; fi
-    mv "$part.partial" "$part"
-    rm -rf "$part.old"
-done
+if ! unchanged "$course" "$course_print"; then
+    rm -rf "$course.partial" && mkdir -p "$course.partial"
+    course_files | tar -C "$course.partial" -xf -
+    put_in_place "$course" "$course_print"
+fi
 
 # (the packages themselves, not what they import: jupyterhub.singleuser alone takes seconds to import)
 check="import sys, jupyterhub, course_lib, autograder; assert sys.version.split()[0] == '$full', sys.version

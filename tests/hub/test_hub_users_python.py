@@ -35,9 +35,9 @@ def _state(tree: Path) -> dict[str, tuple]:
     return found
 
 
-def _second_checkout(tmp_path: Path) -> Path:
-    """Another checkout of the course on the same machine (its .venv that of this one), marked as the other's."""
-    other = tmp_path / "other-checkout"
+def _checkout(tmp_path: Path, name: str) -> Path:
+    """Another checkout of the course on this machine (its .venv that of this one), its course_lib marked as its own."""
+    other = tmp_path / name
     for part in PARTS:
         source = REPO / part
         if source.is_dir():
@@ -45,29 +45,30 @@ def _second_checkout(tmp_path: Path) -> Path:
         else:
             shutil.copy(source, other / part)
     (other / ".venv").symlink_to(REPO / ".venv")
-    (other / "course_lib" / "OTHER_CHECKOUT").write_text("the other checkout's course_lib\n")
+    (other / "course_lib" / "WHOSE").write_text(f"{name}\n")
     return other
 
 
 def test_each_checkout_builds_its_own_tree_and_leaves_the_others(machine_ready, tmp_path):
-    """With two checkouts on the machine, does each build its own tree (its own course code in it), does building
-    one leave the other's tree, and the old machine-wide path, exactly as they were?"""
-    other = _second_checkout(tmp_path)
-    ours, theirs = machine.users_tree(REPO), machine.users_tree(other)
-    assert ours != theirs
-    shared = _state(OLD_SHARED) if OLD_SHARED.exists() else None
+    """With more checkouts on the machine, does each build its own tree (its own course code in it), and does
+    building one leave every other tree (this checkout's too) and the old machine-wide path exactly as they were?"""
+    one, two = _checkout(tmp_path, "one"), _checkout(tmp_path, "two")
+    trees = {machine.users_tree(c): c for c in (one, two)}
+    ours = machine.users_tree(REPO)
+    assert len({ours, *trees}) == 3
+    before = {tree: _state(tree) for tree in (ours, OLD_SHARED) if tree.exists()}
     try:
-        _build(other)
-        before = _state(theirs)
-        _build(REPO)
-        assert _state(theirs) == before
-        assert (theirs / "course" / "course_lib" / "OTHER_CHECKOUT").is_file()
-        assert not (ours / "course" / "course_lib" / "OTHER_CHECKOUT").exists()
-        assert (ours / "checkout").read_text().strip() == str(REPO)
-        assert (theirs / "checkout").read_text().strip() == str(other.resolve())
-        assert (_state(OLD_SHARED) if OLD_SHARED.exists() else None) == shared
+        _build(one)
+        first = _state(machine.users_tree(one))
+        _build(two)
+        assert _state(machine.users_tree(one)) == first
+        assert {tree: _state(tree) for tree in (ours, OLD_SHARED) if tree.exists()} == before
+        for tree, checkout in trees.items():
+            assert (tree / "course" / "course_lib" / "WHOSE").read_text().strip() == checkout.name
+            assert (tree / "checkout").read_text().strip() == str(checkout.resolve())
     finally:
-        shutil.rmtree(theirs, ignore_errors=True)
+        for tree in trees:
+            shutil.rmtree(tree, ignore_errors=True)
 
 
 def test_nothing_in_the_users_tree_leads_into_the_checkout(machine_ready):
@@ -82,5 +83,5 @@ def test_nothing_in_the_users_tree_leads_into_the_checkout(machine_ready):
     site = next(tree.glob("python/lib/python*/site-packages"))
     assert not list(site.glob("__editable__*"))
     assert not [p for p in site.glob("*.pth") if str(REPO) in p.read_text()]
-    assert sorted(p.name for p in (tree / "course").iterdir()) == ["autograder", "course_lib", "hub",
-                                                                   "nbgrader_config.py", "student_jupyter"]
+    assert sorted(p.name for p in (tree / "course").iterdir() if p.name != ".fingerprint") == \
+        ["autograder", "course_lib", "hub", "nbgrader_config.py", "student_jupyter"]

@@ -111,6 +111,7 @@ def test_make_hub_on_a_running_hub_says_so_changes_nothing_and_ctrl_c_leaves_no_
     """With a hub started by `make hub` serving, does `make hub` again exit non-zero with one line saying so, leave
     the hub, its proxy and the users' tree as they were, and does Ctrl+C then stop the hub with its proxy?"""
     hub = hub_server.start_hub(tmp_path / "hub.log", make=True)
+    hub.users = ()  # nobody logs in: no server of its own to end (the test users' may be another test's hub's)
     try:
         proxy = hub.proxy_pid()
         tree = (machine.users_tree(REPO) / "python").stat().st_ino
@@ -133,6 +134,7 @@ def test_make_hub_on_a_running_hub_says_so_changes_nothing_and_ctrl_c_leaves_no_
 def test_a_hub_that_dies_takes_its_proxy_with_it(machine_ready, tmp_path):
     """When the hub is killed outright (no clean-up of its own), does its proxy end too, freeing the ports?"""
     hub = hub_server.start_hub(tmp_path / "hub.log")
+    hub.users = ()  # as above
     try:
         proxy = hub.proxy_pid()
         os.kill(hub.process.pid, signal.SIGKILL)
