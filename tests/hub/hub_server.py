@@ -5,6 +5,7 @@ touches a course that `make hub` serves on the same machine; and an exchange, st
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import shutil
@@ -35,6 +36,7 @@ machine = _machine()
 INSTRUCTOR = "hubtest-instructor"
 STUDENTS = ("hubtest-ada", "hubtest-bo")
 PASSWORDS = Path("/var/lib/attention-hub/passwords")  # written by tools/hub_setup.sh, root only
+SETUP_LOCK = Path("/var/lib/attention-hub/setup.lock")  # tools/hub_setup.sh holds it while it sets the machine up
 COURSE_FOLDER = "attention-course"  # in the instructor's home (tools/hub_setup.sh)
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -75,7 +77,15 @@ def course_folder() -> Path:
 
 def forget_last_run() -> None:
     """Put the test users' homes back to /etc/skel: no fetched assignment, no nbgrader cache of past submissions,
-    no JupyterLab workspace of open tabs (tools/hub_setup.sh then remakes the instructor's course folder)."""
+    no JupyterLab workspace of open tabs (tools/hub_setup.sh then remakes the instructor's course folder). Under the
+    setup's own lock: another test's setup may be making that course folder."""
+    SETUP_LOCK.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with SETUP_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _back_to_skel()
+
+
+def _back_to_skel() -> None:
     for user in (INSTRUCTOR, *STUDENTS):
         try:
             folder = home(user)
