@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # the CPU wheel of torch lies here on the course machines; harmless elsewhere
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
-.PHONY: demo student test release clean system-packages hub hub-setup
+.PHONY: demo student test release clean system-packages hub hub-free hub-setup
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,19 +32,26 @@ test: $(STAMP) system-packages hub-setup
 system-packages:
 	@bash tools/system_packages.sh
 
-# the course on a JupyterHub (docs/hub.md), as root: tools/hub_setup.sh sets the machine up (the users and their
-# passwords, the proxy, nbgrader's exchange, the course world, the instructor's course folder), then the hub runs in the
-# foreground until Ctrl+C (which stops the users' servers too), at http://127.0.0.1:8000 (HUB_IP, HUB_PORT)
+# the course on a JupyterHub (docs/hub.md), as root: tools/hub_setup.sh sets the machine up (the users' passwords, the
+# proxy, this checkout's users' tree, nbgrader's exchange, the course world, the instructor's course folder), then the
+# hub runs in the foreground until Ctrl+C (which stops the users' servers and the proxy too), at http://127.0.0.1:8000
+# (HUB_IP, HUB_PORT). The people must be Linux accounts already; HUB_CREATE_USERS=1 creates the missing ones. A hub
+# already running (or its ports taken) is said in one line first, and nothing is changed.
 HUB_INSTRUCTOR ?= instructor
 HUB_STUDENTS ?= student1 student2
-hub: $(STAMP)
-	bash tools/hub_setup.sh $(HUB_INSTRUCTOR) $(HUB_STUDENTS)
+HUB_CREATE_USERS ?=
+hub: hub-free $(STAMP)
+	bash tools/hub_setup.sh $(if $(filter 1,$(HUB_CREATE_USERS)),--create )$(HUB_INSTRUCTOR) $(HUB_STUDENTS)
 	HUB_INSTRUCTOR=$(HUB_INSTRUCTOR) HUB_STUDENTS="$(HUB_STUDENTS)" $(PY) -m jupyterhub -f hub/jupyterhub_config.py
+
+# (the standard library only: it runs before .venv is set up, and must change nothing)
+hub-free:
+	@$(PYTHON) hub/machine.py free
 
 # tests/hub's users, proxy and exchange, as root (the test runs the same script again, which then has nothing to do,
 # and fails with the script's own words if it failed here); elsewhere tests/hub skips and says why
 hub-setup: $(STAMP)
-	@if [ "$$(id -u)" = 0 ]; then bash tools/hub_setup.sh hubtest-instructor hubtest-ada hubtest-bo \
+	@if [ "$$(id -u)" = 0 ]; then bash tools/hub_setup.sh --create hubtest-instructor hubtest-ada hubtest-bo \
 	|| echo "note: tools/hub_setup.sh failed: tests/hub will fail and say why"; \
 	else echo "note: not root: the hub tests (tests/hub) will be skipped"; fi
 

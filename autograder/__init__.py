@@ -10,6 +10,8 @@
     nbgrader_glue/   nbgrader's own autograde on the collected copies, in the confined kernel
     release/         the student copy
     __main__.py      the command line: python -m autograder grade|autograde|report|bundle|similarity|inbound
+    cli_paths.py     the command line's paths, read against the folder it is typed in
+    ownership.py     what a command run as root writes in the instructor's course folder stays the instructor's
 Each package's docstring says what it owns and what it may import (tests/autograder/test_architecture.py).
 """
 

@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from autograder.cli_paths import absolute_paths
+from autograder.ownership import kept_by_owner
 from course_lib import layout
 
 
@@ -19,6 +21,7 @@ def _cluster_options(parser: argparse.ArgumentParser, done: str) -> None:
                         help="use an existing Dask cluster (e.g. tcp://host:8786) instead of a local one")
 
 
+@kept_by_owner  # as root in the instructor's course folder: what the command wrote there stays the instructor's
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -114,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
     similar.add_argument("--assignment", default=layout.ASSIGNMENT)
     similar.add_argument("--release", default=None, help="the release notebooks (default: notebooks/ASSIGNMENT)")
-    args = parser.parse_args(argv)
+    args = absolute_paths(parser.parse_args(argv))  # relative paths: against the folder the command runs in
     if args.command == "similarity":
         return _similarity(args)
     if args.command == "report":
@@ -239,6 +242,7 @@ def _course_source(course: Path, assignment: str) -> Path:
 def _autograde(args) -> int:
     from autograder import confinement
     from autograder.collecting.flags import cohort_flags
+    from autograder.collecting.safe_files import shown
     from autograder.exports.csv_safe import write_csv
     from autograder.units.dask import Cluster
     from autograder.nbgrader_glue.autograde import (
@@ -277,7 +281,7 @@ def _autograde(args) -> int:
         return 2
     cohort = collect_course(course, args.assignment, args.student)
     for folder in cohort.refused:  # said before any grading starts; these folders are not autograded
-        print(f"refused: submitted/{folder.shown!r} cannot be a student id: {folder.why}", file=sys.stderr)
+        print(f"refused: 'submitted/{folder.shown}' cannot be a student id: {folder.why}", file=sys.stderr)
     flags = cohort_flags(cohort.students, args.assignment, _course_source(course, args.assignment))
     write_csv(course / "autograde_flags.csv", ["file", "student", "other_student", "why"],
               [[f.file, f.student, f.other, f.why] for f in flags])
@@ -298,7 +302,7 @@ def _autograde(args) -> int:
              if skipped else ""))
     for r in results:
         if not r.ok:
-            print(f"  FAILED {r.student!r}: {r.reason}", file=sys.stderr)
+            print(f"  FAILED '{shown(r.student)}': {r.reason}", file=sys.stderr)
     if flags:
         print(f"{len(flags)} flag(s) for you to look at in {course / 'autograde_flags.csv'}")
     print(f"wrote {log}")

@@ -17,9 +17,11 @@ Settings come from the environment; the defaults are what `make hub` and tools/h
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import pwd
 import re
+import sys
 from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
@@ -28,17 +30,28 @@ c = get_config()  # noqa: F821 (provided by JupyterHub)
 
 HUB = Path(__file__).resolve().parent
 REPO = HUB.parent
-USERS_PYTHON = "/opt/attention-hub/python/bin/python"  # made by tools/hub_users_python.sh
+
+
+def _machine():
+    """hub/machine.py, which tools/hub_users_python.sh and `make hub` use too (this file is run, not imported)."""
+    spec = importlib.util.spec_from_file_location("attention_hub_machine", HUB / "machine.py")
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+machine = _machine()
+setting = machine.setting
+# this checkout's users' tree (tools/hub_users_python.sh): the users run the course from there, never from REPO, which
+# the setup closes to them (it holds solutions/, tests/, .git)
+USERS_TREE = machine.users_tree(REPO)
+USERS_PYTHON = str(USERS_TREE / "python" / "bin" / "python")
+USERS_COURSE = USERS_TREE / "course"  # the copy of course_lib/, autograder/, hub/, student_jupyter/ they read
 COURSE_FOLDER = "attention-course"  # in the instructor's home, made by tools/hub_setup.sh
-
-
-def setting(name: str, default: str) -> str:
-    return os.environ.get(name) or default
-
 
 INSTRUCTOR = setting("HUB_INSTRUCTOR", "instructor")
 STUDENTS = setting("HUB_STUDENTS", "student1 student2").split()
-STATE = Path(setting("HUB_STATE", "/var/lib/attention-hub/hub"))
+STATE = Path(setting("HUB_STATE"))
 STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
@@ -51,12 +64,15 @@ def course_id() -> str:
 # --- where it listens ---
 # browsers reach the proxy here; loopback by default: PAM passwords must not cross a network in clear text
 # (put TLS in front, or set c.JupyterHub.ssl_cert/ssl_key, before serving other machines)
-c.JupyterHub.bind_url = f"http://{setting('HUB_IP', '127.0.0.1')}:{setting('HUB_PORT', '8000')}"
+c.JupyterHub.bind_url = f"http://{setting('HUB_IP')}:{setting('HUB_PORT')}"
 # the hub's API and the proxy's control port stay on loopback: only the hub, the proxy and the servers talk there
-c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{setting('HUB_API_PORT', '8081')}"
-c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{setting('HUB_PROXY_API_PORT', '8001')}"
-# the proxy from npm, pinned by hub/package-lock.json (tools/hub_setup.sh runs npm ci), not whatever is on PATH
-c.ConfigurableHTTPProxy.command = [str(HUB / "node_modules" / ".bin" / "configurable-http-proxy")]
+c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{setting('HUB_API_PORT')}"
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{setting('HUB_PROXY_API_PORT')}"
+# the proxy from npm, pinned by hub/package-lock.json (tools/hub_setup.sh runs npm ci), not whatever is on PATH. It
+# runs in a session of its own (JupyterHub's choice, so a restarted hub could keep it): Ctrl+C never reaches it, and a
+# hub that dies before its clean-up would leave it running. The kernel ends it with its hub (setpriv --pdeathsig).
+c.ConfigurableHTTPProxy.command = ["setpriv", "--pdeathsig", "TERM", "--",
+                                   str(HUB / "node_modules" / ".bin" / "configurable-http-proxy")]
 
 # --- the hub's own state, kept out of the repository and away from the users ---
 c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
@@ -102,7 +118,7 @@ def by_role(spawner) -> None:
     role = "instructor" if name == INSTRUCTOR else "student"
     # hub/<role>/ holds that role's Jupyter and nbgrader config (which tools show, where the course and exchange are);
     # a student's server also reads student_jupyter/, `make student`'s config, which hub/student/ only adds to
-    config_path = [HUB / role] + ([REPO / "student_jupyter"] if role == "student" else [])
+    config_path = [USERS_COURSE / "hub" / role] + ([USERS_COURSE / "student_jupyter"] if role == "student" else [])
     environment = {**spawner.environment, "JUPYTER_CONFIG_PATH": os.pathsep.join(map(str, config_path))}
     if role == "instructor":
         # formgrader wants the course folder as the server's root, and the instructor works in it

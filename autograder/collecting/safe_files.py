@@ -6,13 +6,14 @@ after an ``lstat`` that shows a regular file: a link swapped in after the look i
 refused by the open, a FIFO or device is never opened at all. Each name is a single
 component, so no ``..`` or ``/`` leads anywhere else. Copies are read in chunks and stop
 once a cap is passed, whatever ``fstat`` said (a file may grow while it is read).
-Names shown to a person are printable and at most 80 characters; contents never are.
+Names shown to a person are readable and at most 80 characters; contents never are.
 """
 from __future__ import annotations
 
 import errno
 import os
 import stat
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,9 +27,24 @@ FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXE
 WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
+# Unicode's Bidi_Control characters: they reorder the text around them on screen (an id could make a reason read
+# backwards), so they never reach one; the other format characters (U+200D joining an emoji, a soft hyphen) only
+# shape what is beside them, and stay
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f" + "".join(map(chr, range(0x202A, 0x202F))) +
+                          "".join(map(chr, range(0x2066, 0x206A))))
+
+
+def _readable(c: str) -> bool:
+    """Whether ``c`` may reach a terminal or a page as itself: printable, a space, or a harmless format character."""
+    if c in BIDI_CONTROLS or 0xD800 <= ord(c) <= 0xDFFF:  # lone surrogates: bytes that were not UTF-8
+        return False
+    return c.isprintable() or unicodedata.category(c) in ("Zs", "Cf")
+
+
 def shown(name: str) -> str:
-    """``name`` as a reason may show it: no repr, non-printable characters as ``?``, at most 80 characters."""
-    text = "".join(c if c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF else "?" for c in name)
+    """``name`` as a reason may show it: no repr, control characters and bidi controls as ``?`` (an emoji joined by
+    U+200D stays whole), at most 80 characters."""
+    text = "".join(c if _readable(c) else "?" for c in name)
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 3] + "..."
 
 

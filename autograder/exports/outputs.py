@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autograder.checks import registry
 from autograder.collecting.flags import Flag
+from autograder.collecting.safe_files import shown
 from autograder.exports.csv_safe import write_csv
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, outcomes
@@ -42,9 +43,9 @@ def write_outputs(results, flags: list[Flag], refused, out: Path, gradescope: bo
     write_csv(out / "refused.csv", ["folder", "why"], [[r.shown, r.why] for r in refused])
     with open(out / "instructor_log.txt", "w", encoding="utf-8") as f:
         for r in refused:
-            f.write(f"===== refused folder {r.shown!r}: {r.why}\n")
+            f.write(f"===== refused folder '{r.shown}': {r.why}\n")
         for r in results:
-            f.write(f"===== {r.student}: {r.score:g}/{r.max_score:g}\n" + "\n".join(r.log) + "\n")
+            f.write(f"===== {shown(r.student)}: {r.score:g}/{r.max_score:g}\n" + "\n".join(r.log) + "\n")
     failures = []
     if gradescope:
         done = outcomes(EXPORT_STEP, len(results), lambda i: (write_gradescope, (str(out), results[i])), workers=2)
@@ -52,7 +53,7 @@ def write_outputs(results, flags: list[Flag], refused, out: Path, gradescope: bo
     write_csv(out / "export_failures.csv", ["student_id", "file", "why"],
               [[student, "gradescope/results.json", why] for student, why in failures])
     with open(out / "instructor_log.txt", "a", encoding="utf-8") as f:
-        f.writelines(f"===== {student}: gradescope/results.json not written: {why}\n" for student, why in failures)
+        f.writelines(f"===== {shown(student)}: gradescope/results.json not written: {why}\n" for student, why in failures)
 
 
 def write_gradescope(out: str, r) -> None:

@@ -9,5 +9,6 @@ submission in: ``inbound``; the collect: ``exchange``; listing and removing what
 ``refused_inbound``; the release of feedback: ``release_feedback``) and what feedback pages show
 (``feedback``: the score of record's reasons and total, never a hidden test's code). May import
 course_lib, ``autograder.collecting``, ``autograder.confinement``, ``autograder.checks``,
-``autograder.grading``, ``autograder.exports``, ``autograder.inside`` and ``autograder.units``.
+``autograder.grading``, ``autograder.exports``, ``autograder.inside``, ``autograder.units`` and
+``autograder.ownership`` (nbgrader run as root in the instructor's course folder leaves it theirs).
 """

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from autograder.atomic import write_atomically
 from autograder.collecting.collect import Cohort, collect_cohort, wanted_for
+from autograder.collecting.safe_files import shown
 from autograder.nbgrader_glue.collected_only import COLLECTED
 from autograder.nbgrader_glue.one_student import LOCK_VARIABLE, PARENT_VARIABLE
 from autograder.units.dask import Cluster
@@ -242,7 +243,7 @@ def write_log(results: list[Autograded], path: Path, collect_notes: dict[str, li
     with open(path, "a", encoding="utf-8") as f:
         f.write(f"########## autograder autograde, {time.strftime('%Y-%m-%d %H:%M:%S %z')}\n")
         for r in results:
-            f.write(f"===== {r.student}: {'ok' if r.ok else 'FAILED: ' + r.reason} ({r.seconds:.1f} s)\n")
+            f.write(f"===== {shown(r.student)}: {'ok' if r.ok else 'FAILED: ' + r.reason} ({r.seconds:.1f} s)\n")
             f.writelines(f"left out by the collect step: {note}\n" for note in collect_notes.get(r.student, []))
             f.write(f"{r.log}\n")
     return path

@@ -24,6 +24,11 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     data folders), so nothing needs hiding: ``hidden_paths`` is ignored.
     ``readable_paths`` are extra data folders it may read.
     """
+    # nbgrader run as root in the instructor's course folder (`nbgrader export` there, as docs/hub.md allows) leaves
+    # what it writes to the instructor, as `python -m autograder` does: else their own nbgrader meets root's files
+    from autograder.ownership import given_back_at_exit
+
+    given_back_at_exit()
     if hidden_paths:
         warnings.warn("configure_grading(hidden_paths=...) is ignored: the grading kernel sees only an allowlist",
                       DeprecationWarning, stacklevel=2)
@@ -68,16 +73,19 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     # a feedback page is made only of a notebook within the size cap and a budget of JSON values
     c.GenerateFeedback.exporter_class = "autograder.nbgrader_glue.feedback.BoundedHTMLExporter"
     # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only, and
-    # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run): its own
-    # lists of steps, with these added
+    # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run), and warns
+    # of a locked cell a student changed but not of every honest submission's hidden tests (restore_cells.py says
+    # why): its own lists of steps, with these added or put in place
     from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute
+    from nbgrader.preprocessors import Execute, OverwriteCells
 
     from autograder.nbgrader_glue.capped_execute import CappedExecute
     from autograder.nbgrader_glue.collected_only import OnlyCollectedCopies
+    from autograder.nbgrader_glue.restore_cells import RestoreLockedCells
 
     steps = Autograde.class_traits()
-    c.Autograde.sanitize_preprocessors = [OnlyCollectedCopies, *steps["sanitize_preprocessors"].default()]
+    c.Autograde.sanitize_preprocessors = [OnlyCollectedCopies, *(RestoreLockedCells if step is OverwriteCells else step
+                                                                 for step in steps["sanitize_preprocessors"].default())]
     c.Autograde.autograde_preprocessors = [CappedExecute if step is Execute else step
                                            for step in steps["autograde_preprocessors"].default()]
 

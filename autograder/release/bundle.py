@@ -46,8 +46,18 @@ def _pyproject() -> str:
     return text.rstrip() + "\n"
 
 
+def _nbgrader_errors(log: str) -> str:
+    """nbgrader's own error lines of a run (its log ends with INFO lines that say nothing of what went wrong)."""
+    errors = [line.split("] ", 1)[-1] for line in log.splitlines() if "| ERROR]" in line or "| CRITICAL]" in line]
+    if errors:
+        return "; ".join(errors)[-500:]
+    lines = log.strip().splitlines()
+    return "it wrote no notebooks there" + (f" (its last line: {lines[-1][-300:]})" if lines else "")
+
+
 def fresh_release(assignment: str, into: Path) -> Path:
     """nbgrader's release of ``solutions/<assignment>`` made now, in ``into``; the release folder."""
+    into = Path(into).absolute()  # nbgrader runs in the checkout: a relative folder would be read against it
     with tempfile.TemporaryDirectory(prefix="bundle-release-") as tmp:
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
@@ -55,8 +65,9 @@ def fresh_release(assignment: str, into: Path) -> Path:
                    f"--db=sqlite:///{Path(tmp) / 'release.db'}"]
         done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     release = into / assignment
-    if done.returncode != 0 or not release.is_dir():
-        raise BundleError(f"nbgrader could not release {assignment}: {(done.stderr or done.stdout)[-500:]}")
+    if done.returncode != 0 or not any(release.glob("*.ipynb")):
+        raise BundleError(f"nbgrader could not release {assignment} into {release}: "
+                          f"{_nbgrader_errors(done.stderr or done.stdout)}")
     return release
 
 
@@ -79,8 +90,8 @@ def _course_data(data_dir: Path, preset: str, into: Path) -> None:
 
 def build_bundle(out: str | Path, data_dir: str | Path | None = None, preset: str = layout.DEFAULT_PRESET,
                  assignment: str = layout.ASSIGNMENT) -> Path:
-    """Write the student folder and its zip into ``out``; returns the zip's path."""
-    out = Path(out)
+    """Write the student folder and its zip into ``out`` (relative: to the working folder); returns the zip's path."""
+    out = Path(out).absolute()
     folder = out / NAME
     if folder.exists():
         shutil.rmtree(folder)

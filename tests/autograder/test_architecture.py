@@ -18,7 +18,8 @@ ALLOWED = {
     "checks": {"inside"},
     "exports": {"collecting", "checks", "inside", "units"},
     "grading": {"collecting", "confinement", "checks", "inside", "exports", "atomic", "units"},
-    "nbgrader_glue": {"collecting", "confinement", "checks", "grading", "atomic", "inside", "units", "exports"},
+    "nbgrader_glue": {"collecting", "confinement", "checks", "grading", "atomic", "inside", "units", "exports",
+                      "ownership"},
     "release": set(),
 }
 

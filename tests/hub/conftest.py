@@ -22,12 +22,23 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-@pytest.fixture(scope="module")
-def hub():
-    """The machine set up for the test users (tools/hub_setup.sh) and a hub of their own, stopped at the end."""
+def _skip_unless_possible() -> None:
     why = hub_server.why_not()
     if why:
         pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def machine_ready():
+    """The machine set up for the test users (tools/hub_setup.sh, once), or the test skipped saying why it cannot be."""
+    _skip_unless_possible()
+    hub_server.set_up_machine()
+
+
+@pytest.fixture(scope="module")
+def hub():
+    """The machine set up for the test users (tools/hub_setup.sh) and a hub of their own, stopped at the end."""
+    _skip_unless_possible()
     hub_server.forget_last_run()
     hub_server.set_up_machine()  # the users if new, the course folder afresh
     hub_server.trim_course(COURSE_NOTEBOOKS)

@@ -5,6 +5,7 @@ touches a course that `make hub` serves on the same machine; and an exchange, st
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import shutil
@@ -20,9 +21,22 @@ from pathlib import Path
 
 from course_lib.layout import REPO
 
+
+def _machine():
+    """hub/machine.py (the users' tree of a checkout, whether a hub runs), loaded as hub/jupyterhub_config.py does."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("attention_hub_machine", REPO / "hub" / "machine.py")
+    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(module)
+    return module
+
+
+machine = _machine()
 INSTRUCTOR = "hubtest-instructor"
 STUDENTS = ("hubtest-ada", "hubtest-bo")
 PASSWORDS = Path("/var/lib/attention-hub/passwords")  # written by tools/hub_setup.sh, root only
+SETUP_LOCK = Path("/var/lib/attention-hub/setup.lock")  # tools/hub_setup.sh holds it while it sets the machine up
 COURSE_FOLDER = "attention-course"  # in the instructor's home (tools/hub_setup.sh)
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -34,9 +48,6 @@ def why_not() -> str | None:
     for tool, package in (("npm", "npm"), ("node", "nodejs"), ("useradd", "passwd"), ("setpriv", "util-linux")):
         if shutil.which(tool) is None:
             return f"{tool} is missing (Debian: apt-get install {package}); make test installs what it can as root"
-    closed = [str(p) for p in (REPO, *REPO.parents) if not p.stat().st_mode & 0o001]
-    if closed:  # the servers run as the users and import course_lib, the hub's config and student_jupyter/ from here
-        return f"the hub's users cannot enter {closed[0]}, which holds the repository (it needs o+x on every folder)"
     if not CHROMIUM.is_file():
         return f"{CHROMIUM} is missing: apt-get install chromium (make test does it as root)"
     try:
@@ -48,9 +59,10 @@ def why_not() -> str | None:
 
 
 def set_up_machine() -> None:
-    """tools/hub_setup.sh for the test users: idempotent, a few seconds when everything is in place."""
-    done = subprocess.run(["bash", "tools/hub_setup.sh", INSTRUCTOR, *STUDENTS], cwd=REPO, capture_output=True,
-                          text=True, timeout=900)
+    """tools/hub_setup.sh for the test users (made if missing): idempotent, a few seconds when everything is in
+    place."""
+    done = subprocess.run(["bash", "tools/hub_setup.sh", "--create", INSTRUCTOR, *STUDENTS], cwd=REPO,
+                          capture_output=True, text=True, timeout=900)
     if done.returncode:
         raise RuntimeError(f"tools/hub_setup.sh failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
 
@@ -65,7 +77,15 @@ def course_folder() -> Path:
 
 def forget_last_run() -> None:
     """Put the test users' homes back to /etc/skel: no fetched assignment, no nbgrader cache of past submissions,
-    no JupyterLab workspace of open tabs (tools/hub_setup.sh then remakes the instructor's course folder)."""
+    no JupyterLab workspace of open tabs (tools/hub_setup.sh then remakes the instructor's course folder). Under the
+    setup's own lock: another test's setup may be making that course folder."""
+    SETUP_LOCK.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with SETUP_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _back_to_skel()
+
+
+def _back_to_skel() -> None:
     for user in (INSTRUCTOR, *STUDENTS):
         try:
             folder = home(user)
@@ -107,16 +127,30 @@ class Hub:
     state: Path
     log: Path
     process: subprocess.Popen
+    command: list[str]  # what started it (`make hub` or jupyterhub), with ``env``: to start another the same way
+    env: dict[str, str]
     users: tuple[str, ...] = field(default=(INSTRUCTOR, *STUDENTS))
 
-    def stop(self) -> None:
-        # SIGTERM: JupyterHub stops the servers it spawned and the proxy it started, then exits
+    def proxy_pid(self) -> int:
+        return int((self.state / "proxy.pid").read_text())
+
+    def interrupt(self) -> None:
+        """Ctrl+C in the hub's terminal: SIGINT to its foreground process group (make and jupyterhub)."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            os.killpg(self.process.pid, signal.SIGINT)
+            self.process.wait(timeout=60)
+
+    def stop(self) -> None:
+        # SIGTERM (SIGINT through make): JupyterHub stops the servers it spawned and the proxy, then exits
+        if self.process.poll() is None:
             try:
-                self.process.wait(timeout=30)
+                if self.command[0] == "make":
+                    self.interrupt()
+                else:
+                    self.process.send_signal(signal.SIGTERM)
+                    self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)  # the hub and its proxy (one session)
+                os.killpg(self.process.pid, signal.SIGKILL)  # the hub and what runs in its session
                 self.process.wait()
         _end_processes_of(self.users)  # a server the hub could not stop runs in a session of its own
         shutil.rmtree(self.exchange, ignore_errors=True)
@@ -135,34 +169,41 @@ def _end_processes_of(users) -> None:
                 continue
 
 
-def start_hub(log: Path, preset: str = "smoke") -> Hub:
-    """Start `python -m jupyterhub -f hub/jupyterhub_config.py` as `make hub` does, for the test users, on free
-    ports with a fresh exchange and state folder; returns once the hub answers."""
+def start_hub(log: Path, preset: str = "smoke", make: bool = False) -> Hub:
+    """Start `python -m jupyterhub -f hub/jupyterhub_config.py` as `make hub` does (or `make hub` itself, which
+    runs tools/hub_setup.sh first), for the test users, on free ports with a fresh exchange and state folder; returns
+    once the hub answers."""
     # under /tmp, not pytest's root-only folder: every user must reach the exchange
     exchange = Path(tempfile.mkdtemp(prefix="hubtest-exchange-"))
     exchange.chmod(0o1777)
     state = Path(tempfile.mkdtemp(prefix="hubtest-state-"))
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "NBGRADER", "COURSE_", "PYTEST_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("JUPYTER", "NBGRADER", "COURSE_", "PYTEST_", "MAKE", "MFLAGS"))}
     env.update(HUB_PORT=str(port), HUB_API_PORT=str(_free_port()), HUB_PROXY_API_PORT=str(_free_port()),
-               HUB_STATE=str(state), HUB_EXCHANGE=str(exchange), HUB_INSTRUCTOR=INSTRUCTOR,
-               HUB_STUDENTS=" ".join(STUDENTS), COURSE_PRESET=preset)
+               HUB_STATE=str(state), HUB_EXCHANGE=str(exchange), COURSE_PRESET=preset)
+    if make:
+        command = ["make", "--no-print-directory", "hub", f"HUB_INSTRUCTOR={INSTRUCTOR}",
+                   f"HUB_STUDENTS={' '.join(STUDENTS)}"]
+    else:
+        command = [sys.executable, "-m", "jupyterhub", "-f", str(REPO / "hub" / "jupyterhub_config.py")]
+        env.update(HUB_INSTRUCTOR=INSTRUCTOR, HUB_STUDENTS=" ".join(STUDENTS))
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as out:
-        config = REPO / "hub" / "jupyterhub_config.py"
-        process = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f", str(config)], cwd=state, env=env,
-                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    hub = Hub(f"http://127.0.0.1:{port}", exchange, state, log, process)
-    deadline = time.monotonic() + 60
+        process = subprocess.Popen(command, cwd=REPO if make else state, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    hub = Hub(f"http://127.0.0.1:{port}", exchange, state, log, process, command, env)
+    seconds = 240 if make else 60  # make hub runs the setup first
+    deadline = time.monotonic() + seconds
     while True:
         if process.poll() is not None:
             hub.stop()
-            raise RuntimeError(f"jupyterhub exited ({process.returncode}):\n{log.read_text()[-3000:]}")
+            raise RuntimeError(f"{command[0]} exited ({process.returncode}):\n{log.read_text()[-3000:]}")
         try:
             with urllib.request.urlopen(f"{hub.url}/hub/login", timeout=2):
                 return hub
         except OSError:
             if time.monotonic() > deadline:
                 hub.stop()
-                raise RuntimeError(f"jupyterhub did not answer in 60 s:\n{log.read_text()[-3000:]}")
+                raise RuntimeError(f"the hub did not answer in {seconds} s:\n{log.read_text()[-3000:]}")
             time.sleep(0.3)

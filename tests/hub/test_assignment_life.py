@@ -2,17 +2,21 @@
 
 One module, its tests in order (each a step; a failed step skips the rest), sharing one hub, one browser and three
 logged-in users (module fixtures, so the hub starts once and each server spawns once): the instructor releases from
-formgrader; two students fetch, answer one cell each, Validate and submit from the Assignments tab; the instructor
-collects, runs docs/hub.md's grading commands (as root, --preset smoke), grades a written answer by hand in
-formgrader and releases feedback; each student fetches feedback and reads their own, and only their own.
+formgrader; each student's server runs from the users' tree, and the student can read nothing of the checkout or the
+instructor's course folder; two students fetch, answer one cell each, Validate and submit from the Assignments tab;
+the instructor collects, runs docs/hub.md's grading commands (as root, --preset smoke), grades a written answer by
+hand in formgrader and releases feedback; each student fetches feedback and reads their own, and only their own; the
+instructor's terminal and root export the totals.
 """
 from __future__ import annotations
 
 import csv
 import os
+import pwd
 import re
 import subprocess
 import textwrap
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -57,6 +61,28 @@ def _as_root(command: str) -> subprocess.CompletedProcess:
                           text=True, timeout=540)
 
 
+def _as_user(user: str, *command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``command`` as ``user`` (their uid, gid and groups), as their own shell on the hub would run it."""
+    return subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--", *command],
+                          cwd="/", env=env, capture_output=True, text=True, timeout=300)
+
+
+def _servers_of(user: str) -> list[tuple[list[str], dict[str, str]]]:
+    """(command line, environment) of each of ``user``'s processes that is their Jupyter server."""
+    uid, found = pwd.getpwnam(user).pw_uid, []
+    for entry in Path("/proc").iterdir():
+        try:
+            if not entry.name.isdigit() or entry.stat().st_uid != uid:
+                continue
+            argv = (entry / "cmdline").read_bytes().decode().split("\0")
+            if "jupyterhub.singleuser" in argv:
+                environ = (entry / "environ").read_bytes().decode().split("\0")
+                found.append((argv, dict(v.split("=", 1) for v in environ if "=" in v)))
+        except OSError:  # gone meanwhile
+            continue
+    return found
+
+
 def test_instructor_generates_and_releases_from_formgrader(hub, people):
     """Does the instructor's formgrader generate the student version and release it into the hub's exchange?"""
     page = people[INSTRUCTOR]
@@ -82,6 +108,28 @@ def test_student_sees_the_student_tools_only(hub, people, student):
     items = page.locator(".lm-Menu-content .lm-Menu-itemLabel").all_inner_texts()
     page.keyboard.press("Escape")
     assert [i for i in items if i.strip()] == ["Assignment List"]
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_student_reads_nothing_of_the_checkout_or_the_instructors_folder(hub, people, student):
+    """Does a student's server run the course from the users' tree, and can the student read no file of the
+    checkout's solutions/, tests/ or .git (the checkout the hub's Python used to link into), nor of the instructor's
+    course folder?"""
+    tree = hub_server.machine.users_tree(REPO)
+    servers = _servers_of(student)
+    assert servers and all(argv[0] == str(tree / "python" / "bin" / "python") for argv, _ in servers), servers
+    git = REPO / ".git"  # a worktree's .git is a file naming the repository's
+    course = hub_server.course_folder()
+    for path in (REPO / "solutions" / "a5" / ANSWERS[ADA][0], REPO / "tests" / "conftest.py",
+                 git if git.is_file() else git / "HEAD", course / "solutions" / "a5" / ANSWERS[ADA][0],
+                 course / "grader_only" / "birth_test.tsv"):
+        assert path.is_file(), path
+        read = _as_user(student, "/bin/cat", str(path))
+        assert read.returncode != 0 and "Permission denied" in read.stderr, (path, read.stdout[:200])
+    # what a student finds from the hub's Python: the interpreter, its packages and the course's code, all in the tree
+    found = _as_user(student, str(tree / "python" / "bin" / "python"), "-c",
+                     "import os, sys, course_lib; print(os.path.realpath(sys.executable), course_lib.__file__)")
+    assert found.returncode == 0 and all(p.startswith(f"{tree}/") for p in found.stdout.split()), found
 
 
 @pytest.mark.parametrize("student", STUDENTS)
@@ -148,11 +196,17 @@ def _grade() -> dict[str, dict[str, str]]:
 
 def test_grading_commands_run_on_the_collected_submissions(hub):
     """Do docs/hub.md's grading commands, run as root in the instructor's course folder, grade each student's own
-    answer: ada the span points, bo the twin's, neither the other's?"""
+    answer (ada the span points, bo the twin's, neither the other's), with no checksum warning for these honest
+    students, and leave every file of the course folder the instructor's?"""
     rows = _grade()
     assert set(rows) == set(STUDENTS)
     assert float(rows[ADA]["03-span-hidden"]) > 0 == float(rows[BO]["03-span-hidden"])
     assert float(rows[BO]["07-a-test"]) > 0 == float(rows[ADA]["07-a-test"])
+    course = hub_server.course_folder()
+    # nbgrader's "Attribute 'checksum' for cell ... has changed!": no student changed a locked cell
+    assert "has changed" not in (course / "autograde_log.txt").read_text(encoding="utf-8")
+    roots = [str(p.relative_to(course)) for p in course.rglob("*") if p.lstat().st_uid == 0]
+    assert not roots, roots[:20]
 
 
 def _gradebook():
@@ -218,16 +272,26 @@ def test_each_student_reads_their_own_feedback_only(hub, people, student):
         assert MANUAL[other][1] not in text and other not in text, page_file.name
     # nor can they look for the other's: the exchange's feedback folder lists for nobody, the other's home neither
     for folder in (hub.exchange / "attention-course" / "feedback", hub_server.home(other) / A5):
-        listing = subprocess.run(["setpriv", f"--reuid={student}", f"--regid={student}", "--init-groups", "--",
-                                  "/bin/ls", str(folder)], capture_output=True, text=True)
+        listing = _as_user(student, "/bin/ls", str(folder))
         assert listing.returncode != 0 and "Permission denied" in listing.stderr, (folder, listing.stdout)
 
 
-def test_exported_total_is_the_gradebook_total(hub):
-    """Does `nbgrader export` (the file for the LMS) give each student one total: the grader's trusted scores of the
-    answered cells and of the runs (their run cells) plus the manual points, the gradebook's own total?"""
-    done = _as_root(_docs_block("nbgrader export"))
+def _in_the_instructors_terminal(command: str) -> subprocess.CompletedProcess:
+    """``command`` in bash as the instructor, with their server's environment (what a terminal in their JupyterLab
+    starts with: the users' Python first on PATH)."""
+    [(_, env)] = _servers_of(INSTRUCTOR)
+    return _as_user(INSTRUCTOR, "bash", "-euo", "pipefail", "-c", command, env=env)
+
+
+@pytest.mark.parametrize("who", ["root", "instructor"])  # root first: its grades.csv must not lock the instructor out
+def test_exported_total_is_the_gradebook_total(hub, who):
+    """After root graded, does `nbgrader export` (the file for the LMS), run by root as docs/hub.md shows it and then
+    by the instructor in their terminal, give each student one total: the grader's trusted scores of the answered
+    cells and of the runs (their run cells) plus the manual points, the gradebook's own total?"""
+    export = _docs_block("nbgrader export")
+    done = _in_the_instructors_terminal(export) if who == "instructor" else _as_root(export)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert hub_server.course_folder().joinpath("grades.csv").owner() == INSTRUCTOR
     with open(hub_server.course_folder() / "grades.csv", newline="") as f:
         exported = {r["student_id"]: float(r["raw_score"]) for r in csv.DictReader(f)}
     with open(hub_server.course_folder() / "grades" / "grades.csv", newline="") as f:

@@ -251,9 +251,10 @@ def test_reasons_show_names_sanitised_and_never_contents(tmp_path):
     assert_no_secret(tmp_path / "dest")
 
 
-HONEST_IDS = ("alice", "Ana María", "Øyvind", "-dash", "--help", "李雷", "o'brien", "x" * 128)
-REFUSED_IDS = {"bad\nname": "control characters", "star*": "pattern", "brack[et]": "pattern",
-               "trailing ": "strips spaces", "x" * 129: "128 characters"}
+HONEST_IDS = ("alice", "Ana María", "Øyvind", "-dash", "--help", "李雷", "o'brien", "x" * 128, "👩\u200d🔬",
+              "a+b", "bad\x1bname")
+REFUSED_IDS = {"bad\nname": "newline", "star*": "pattern", "brack[et]": "pattern",
+               "trailing ": "strips white space", "x" * 129: "128 characters"}
 
 
 def test_every_id_nbgrader_accepts_is_collected(tmp_path):
@@ -267,8 +268,8 @@ def test_every_id_nbgrader_accepts_is_collected(tmp_path):
 
 
 def test_ids_nbgrader_cannot_carry_are_refused_by_name_and_never_written(tmp_path):
-    """Are '..', hidden names, control characters, patterns, end spaces and over-long ids refused, each with a row
-    (a hidden name too), nothing written outside dest?"""
+    """Are '..', hidden names, newlines, patterns, end spaces and over-long ids refused, each with a row (a hidden
+    name too), nothing written outside dest?"""
     submitted, dest = tmp_path / "in" / "submitted", tmp_path / "out" / "dest"
     make_submission(submitted, "alice")
     for student in (".hidden", *REFUSED_IDS):

@@ -249,7 +249,8 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     for notebook, answers in ((NB07, TWINS_07), (NB08, TWINS_08)):
         for grade_id, source in answers.items():
             _replace_answer(twins, notebook, grade_id, source)
-    _params(student("李雷", "an id in Chinese characters", "params saved through DataParallel"),
+    _params(student("李雷 👩\u200d🔬", "an id in Chinese characters and an emoji joined by U+200D",
+                    "params saved through DataParallel"),
             lambda name, state: {f"module.{k}": v for k, v in state.items()})
     synth = student("einsum_persistent_mask", "an einsum synthesizer with a persistent mask")
     _replace_answer(synth, NB05, "05-synthesizer", SYNTH_EINSUM_PERSISTENT_MASK)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import zipfile
 import nbformat
 import pytest
 
-from autograder.release.bundle import NAME, README, build_bundle, bundle_problems
+from autograder.release.bundle import NAME, README, BundleError, build_bundle, bundle_problems, fresh_release
 from course_lib import layout
 
 from conftest import REPO
@@ -24,8 +25,19 @@ ISOLATED = ("import sys\n"
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory, world_dir):
-    out = tmp_path_factory.mktemp("dist")
-    return build_bundle(out, world_dir, preset="smoke"), out / NAME
+    """The bundle as the instructor makes it in their course folder: `bundle --out dist/`, relative to it."""
+    from autograder.__main__ import main
+
+    course = tmp_path_factory.mktemp("course")
+    in_checkout = (REPO / "dist").exists()
+    saved = os.getcwd()
+    os.chdir(course)
+    try:
+        assert main(["bundle", "--out", "dist/", "--data-dir", str(world_dir), "--preset", "smoke"]) == 0
+    finally:
+        os.chdir(saved)
+    assert in_checkout or not (REPO / "dist").exists()  # nothing written into the checkout instead
+    return course / "dist" / f"{NAME}.zip", course / "dist" / NAME
 
 
 def _isolated(root, body: str, cwd) -> subprocess.CompletedProcess:
@@ -51,6 +63,14 @@ def test_bundle_holds_a_fresh_release_course_lib_and_the_course_data(bundle, wor
     assert bundle_problems(folder) == []
     assert "nbgrader" not in (folder / "pyproject.toml").read_text()
     assert (folder / "README.md").read_text() == README.read_text()
+
+
+def test_a_release_nbgrader_cannot_make_is_refused_with_nbgraders_reason(tmp_path):
+    """When nbgrader cannot release the assignment, does the error say nbgrader's own reason and where the release
+    was to go, not the tail of its log?"""
+    with pytest.raises(BundleError) as refused:
+        fresh_release("no-such-assignment", tmp_path / "notebooks")
+    assert "No notebooks were matched" in str(refused.value) and str(tmp_path / "notebooks") in str(refused.value)
 
 
 def test_bundle_problems_catch_a_leak(tmp_path):
