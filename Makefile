@@ -51,7 +51,7 @@ hub-free:
 # tests/hub's users, proxy and exchange, as root (the test runs the same script again, which then has nothing to do,
 # and fails with the script's own words if it failed here); elsewhere tests/hub skips and says why
 hub-setup: $(STAMP)
-	@if [ "$$(id -u)" = 0 ]; then bash tools/hub_setup.sh --create hubtest-instructor hubtest-ada hubtest-bo \
+	@if [ "$$(id -u)" = 0 ]; then bash tools/hub_setup.sh --create hubtest-instructor hubtest-ada hubtest-bo hubtest-eve hubtest-mal hubtest-sy \
 	|| echo "note: tools/hub_setup.sh failed: tests/hub will fail and say why"; \
 	else echo "note: not root: the hub tests (tests/hub) will be skipped"; fi
 

@@ -35,6 +35,9 @@ def _machine():
 machine = _machine()
 INSTRUCTOR = "hubtest-instructor"
 STUDENTS = ("hubtest-ada", "hubtest-bo")
+# students who attack the others through the exchange from their own shell (they never log in to the hub): eve writes
+# in ada's name, mal makes a folder of her own submission unreadable, sy leaves a hand-made one without a secret
+HOSTILE = ("hubtest-eve", "hubtest-mal", "hubtest-sy")
 PASSWORDS = Path("/var/lib/attention-hub/passwords")  # written by tools/hub_setup.sh, root only
 SETUP_LOCK = Path("/var/lib/attention-hub/setup.lock")  # tools/hub_setup.sh holds it while it sets the machine up
 COURSE_FOLDER = "attention-course"  # in the instructor's home (tools/hub_setup.sh)
@@ -61,7 +64,7 @@ def why_not() -> str | None:
 def set_up_machine() -> None:
     """tools/hub_setup.sh for the test users (made if missing): idempotent, a few seconds when everything is in
     place."""
-    done = subprocess.run(["bash", "tools/hub_setup.sh", "--create", INSTRUCTOR, *STUDENTS], cwd=REPO,
+    done = subprocess.run(["bash", "tools/hub_setup.sh", "--create", INSTRUCTOR, *STUDENTS, *HOSTILE], cwd=REPO,
                           capture_output=True, text=True, timeout=900)
     if done.returncode:
         raise RuntimeError(f"tools/hub_setup.sh failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
@@ -86,7 +89,7 @@ def forget_last_run() -> None:
 
 
 def _back_to_skel() -> None:
-    for user in (INSTRUCTOR, *STUDENTS):
+    for user in (INSTRUCTOR, *STUDENTS, *HOSTILE):
         try:
             folder = home(user)
         except KeyError:  # not made yet: tools/hub_setup.sh makes it

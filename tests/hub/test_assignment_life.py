@@ -4,16 +4,21 @@ One module, its tests in order (each a step; a failed step skips the rest), shar
 logged-in users (module fixtures, so the hub starts once and each server spawns once): the instructor releases from
 formgrader; each student's server runs from the users' tree, and the student can read nothing of the checkout or the
 instructor's course folder; two students fetch, answer one cell each, Validate and submit from the Assignments tab;
-the instructor collects, runs docs/hub.md's grading commands (as root, --preset smoke), grades a written answer by
-hand in formgrader and releases feedback; each student fetches feedback and reads their own, and only their own; the
-instructor's terminal and root export the totals.
+three hostile students write into the exchange from their own shells (eve in ada's name, mal a folder she made
+unreadable, sy a hand-made submission without nbgrader's secret); the instructor collects (the genuine submissions,
+each refusal named), runs docs/hub.md's grading commands (as root, --preset smoke), grades a written answer by hand
+in formgrader and releases feedback (all but sy's); each student fetches feedback and reads their own, and only their
+own, with the grader's reasons for the run points lost and their total; the instructor's terminal and root export
+the totals.
 """
 from __future__ import annotations
 
 import csv
+import datetime
 import os
 import pwd
 import re
+import shlex
 import subprocess
 import textwrap
 from pathlib import Path
@@ -26,12 +31,14 @@ from course_lib.layout import REPO, SOLUTIONS_DIR
 
 from . import hub_server, ui
 from .conftest import COURSE_NOTEBOOKS
-from .hub_server import INSTRUCTOR, STUDENTS
+from .hub_server import HOSTILE, INSTRUCTOR, STUDENTS
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.usefixtures("step")]
 
 A5 = "a5"
 ADA, BO = STUDENTS
+EVE, MAL, SY = HOSTILE
+FUTURE = "2099-01-01 00:00:00.000000 UTC"  # eve's forged time: it would win every collect
 # each student answers one cell: ada the span corruption (hidden checks at grading), bo the first numeric twin of 07
 ANSWERS = {ADA: ("03_span_corruption.ipynb", "03-span-corruption"), BO: ("07_attention_exploration.ipynb", "07-a-code")}
 # the written answer the instructor grades by hand, and what each student gets for it
@@ -163,15 +170,59 @@ def test_student_fetches_answers_validates_and_submits(hub, people, student):
     assert solution_source(notebook, grade_id) in _cell(held, grade_id).source
 
 
+def _hand_made(hub, user: str, claimed: str, when: str, secret: bool = True, unreadable: str | None = None) -> None:
+    """A submission ``user`` makes by hand in the exchange's inbound/ from their own shell: named for ``claimed`` at
+    ``when``, the released notebooks (a marker of theirs in each) and outputs/, with or without nbgrader's secret,
+    ``unreadable`` a folder of it chmod 0444 (which only its owner can do)."""
+    folder = shlex.quote(str(hub.exchange / "attention-course" / "inbound" / f"{claimed}+{A5}+{when}+{user[-3:]}"))
+    released = shlex.quote(str(hub.exchange / "attention-course" / "outbound" / A5))
+    lines = ["set -e", f"mkdir -p {folder}/outputs",
+             f'for nb in {released}/*.ipynb; do sed "s/Span corruption/Span corruption, by {user}/" "$nb" '
+             f'> {folder}/"$(basename "$nb")"; done',
+             f"echo {user} > {folder}/outputs/vanilla.nopretrain.dev.predictions",
+             f"printf %s {shlex.quote(when)} > {folder}/timestamp.txt"]
+    if secret:
+        lines.append(f"printf %s {'ab' * 64} > {folder}/submission_secret.txt")
+    if unreadable:
+        lines.append(f"chmod 0444 {folder}/{unreadable}")
+    done = _as_user(user, "bash", "-c", "\n".join(lines))
+    assert done.returncode == 0, done.stderr
+
+
+def test_hostile_students_write_into_the_exchange(hub):
+    """Can eve leave a submission named for ada with a far-future time, mal one of her own with a folder she made
+    unreadable, and sy a hand-made one without nbgrader's secret, each from their own shell, as any student can?"""
+    now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=30)
+    recent = now.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    _hand_made(hub, EVE, ADA, FUTURE)
+    _hand_made(hub, MAL, MAL, recent, unreadable="outputs")
+    _hand_made(hub, SY, SY, recent, secret=False)
+    owners = {p.owner() for p in (hub.exchange / "attention-course" / "inbound").iterdir()}
+    assert {EVE, MAL, SY, ADA, BO} <= owners
+
+
 def test_instructor_collects_from_formgrader(hub, people):
-    """Does formgrader's Collect bring both submissions into the course folder's submitted/, each with its answer?"""
+    """Does formgrader's Collect bring each genuine submission into the course folder's submitted/ as its owner's,
+    and refuse, as an error naming owner and claimed student, eve's folder in ada's name and mal's unreadable one,
+    listing both in collect_refused.csv, while sy's hand-made one is collected?"""
     page = people[INSTRUCTOR]
     ui.formgrader(page, _server(hub, INSTRUCTOR))
-    ui.assignment_action(page, A5, "collect")
+    log = ui.assignment_action(page, A5, "collect", expect_error=True)
+    assert "refused 2 inbound entries" in log, log[-3000:]
+    assert f"claims {ADA}, owned by {EVE}" in log, log[-3000:]
     for student, (notebook, grade_id) in ANSWERS.items():
         collected = hub_server.course_folder() / "submitted" / student / A5 / notebook
         assert collected.is_file(), f"{student}'s submission was not collected"
-        assert solution_source(notebook, grade_id) in _cell(nbformat.read(collected, as_version=4), grade_id).source
+        source = _cell(nbformat.read(collected, as_version=4), grade_id).source
+        assert solution_source(notebook, grade_id) in source and EVE not in collected.read_text()
+    submitted = hub_server.course_folder() / "submitted"
+    assert (submitted / SY / A5 / "03_span_corruption.ipynb").is_file() and not (submitted / MAL).exists()
+    with open(hub_server.course_folder() / "collect_refused.csv", newline="") as f:
+        refused = {(r["claimed_student"], r["owner"]): r["why"] for r in csv.DictReader(f)}
+    assert set(refused) == {(ADA, EVE), (MAL, MAL)}, refused
+    assert "PermissionError" in refused[(MAL, MAL)] and f"owned by {EVE}" in refused[(ADA, EVE)]
+    listing = _in_the_instructors_terminal(f"cd ~/attention-course && python -m autograder inbound {A5}")
+    assert listing.returncode == 0 and f"claims {ADA}, owned by {EVE}" in listing.stdout, listing.stderr[-2000:]
 
 
 def _docs_block(command: str) -> str:
@@ -199,12 +250,16 @@ def test_grading_commands_run_on_the_collected_submissions(hub):
     answer (ada the span points, bo the twin's, neither the other's), with no checksum warning for these honest
     students, and leave every file of the course folder the instructor's?"""
     rows = _grade()
-    assert set(rows) == set(STUDENTS)
+    assert set(rows) == {*STUDENTS, SY}  # eve's forgery and mal's unreadable folder were never collected
     assert float(rows[ADA]["03-span-hidden"]) > 0 == float(rows[BO]["03-span-hidden"])
     assert float(rows[BO]["07-a-test"]) > 0 == float(rows[ADA]["07-a-test"])
     course = hub_server.course_folder()
-    # nbgrader's "Attribute 'checksum' for cell ... has changed!": no student changed a locked cell
-    assert "has changed" not in (course / "autograde_log.txt").read_text(encoding="utf-8")
+    # nbgrader's "Attribute 'checksum' for cell ... has changed!": neither honest student changed a locked cell (sy's
+    # hand-made notebooks did: nbgrader says so for her alone)
+    log = (course / "autograde_log.txt").read_text(encoding="utf-8")
+    sections = {part.split(":", 1)[0]: part for part in log.split("\n===== ")[1:]}
+    assert all("has changed" not in sections[student] for student in STUDENTS), log[-3000:]
+    assert "has changed" in sections[SY]
     roots = [str(p.relative_to(course)) for p in course.rglob("*") if p.lstat().st_uid == 0]
     assert not roots, roots[:20]
 
@@ -246,7 +301,9 @@ def test_feedback_is_generated_and_released_from_formgrader(hub, people):
     lacking = [s for s in STUDENTS if not (autograded / s / A5 / "submission_secret.txt").is_file()]
     assert not lacking, f"autograded/ holds no submission_secret.txt for {lacking}: release_feedback will fail"
     ui.assignment_action(page, A5, "generate-feedback")
-    ui.assignment_action(page, A5, "release-feedback")
+    # sy's hand-made submission came without nbgrader's secret: hers alone cannot be filed in the exchange
+    log = ui.assignment_action(page, A5, "release-feedback", expect_error=True)
+    assert f"not of {SY}" in log, log[-3000:]
     released = list((hub.exchange / "attention-course" / "feedback").glob("*.html"))
     assert len(released) == len(STUDENTS) * len(COURSE_NOTEBOOKS)  # every notebook of both students
     assert _manual_grades() == MANUAL
@@ -276,6 +333,21 @@ def test_each_student_reads_their_own_feedback_only(hub, people, student):
         assert listing.returncode != 0 and "Permission denied" in listing.stderr, (folder, listing.stdout)
 
 
+@pytest.mark.parametrize("student", STUDENTS)
+def test_feedback_explains_run_points_lost_and_the_total(hub, people, student):
+    """Does a student's fetched feedback show, under 02's run cells, the points the grader gave each training run and
+    why they were lost, and at the top the total (checks, runs and manual points) the gradebook holds?"""
+    page = people[student]
+    shown = ui.read_html_file(page, "02_finetune_without_pretraining.html")
+    lost = re.findall(r"The course's grader: 0 of [0-9.]+ point\(s\)\. ([^<\n]+)", shown)
+    run_cells = [grade_id for notebook, grade_id in registry.RUN_CELLS.values()
+                 if notebook == "02_finetune_without_pretraining"]
+    assert len(lost) >= len(run_cells) and all(reason.strip() for reason in lost), shown[-3000:]
+    with _gradebook() as gb:
+        total, maximum = gb.find_submission(A5, student).score, gb.find_submission(A5, student).max_score
+    assert f"Your total for a5: {total:g} of {maximum:g} points" in shown, shown[:3000]
+
+
 def _in_the_instructors_terminal(command: str) -> subprocess.CompletedProcess:
     """``command`` in bash as the instructor, with their server's environment (what a terminal in their JupyterLab
     starts with: the users' Python first on PATH)."""
@@ -293,7 +365,7 @@ def test_exported_total_is_the_gradebook_total(hub, who):
     assert done.returncode == 0, done.stderr[-3000:]
     assert hub_server.course_folder().joinpath("grades.csv").owner() == INSTRUCTOR
     with open(hub_server.course_folder() / "grades.csv", newline="") as f:
-        exported = {r["student_id"]: float(r["raw_score"]) for r in csv.DictReader(f)}
+        exported = {r["student_id"]: float(r["raw_score"]) for r in csv.DictReader(f) if r["student_id"] in STUDENTS}
     with open(hub_server.course_folder() / "grades" / "grades.csv", newline="") as f:
         trusted = {r["student_id"]: r for r in csv.DictReader(f)}
     checks = {"03-span-hidden": "03_span_corruption", "07-a-test": "07_attention_exploration"}

@@ -135,9 +135,10 @@ def formgrader(page, server_url: str, path: str = "manage_assignments") -> None:
     page.locator("#main-table, .container").first.wait_for()
 
 
-def assignment_action(page, assignment: str, column: str, timeout: float = 120_000) -> str:
+def assignment_action(page, assignment: str, column: str, timeout: float = 120_000, expect_error: bool = False) -> str:
     """Press the button in ``column`` (assign, release, collect, generate-feedback, release-feedback) of the
-    assignment's row in Manage Assignments; return the log nbgrader showed; raise if it showed an error."""
+    assignment's row in Manage Assignments; return the log nbgrader showed; raise if it showed an error (or, with
+    ``expect_error``, if it did not)."""
     row = page.locator("#main-table tr", has=page.locator("td.name", has_text=re.compile(rf"^\s*{assignment}\s*$")))
     row.locator(f"td.{column} a").click()
     outcome = page.locator("#success-modal, #error-modal")
@@ -146,8 +147,9 @@ def assignment_action(page, assignment: str, column: str, timeout: float = 120_0
     failed = page.locator("#error-modal").count() > 0
     outcome.locator(".modal-footer button").click()
     outcome.wait_for(state="detached")
-    if failed:
-        raise AssertionError(f"formgrader's {column} of {assignment} failed:\n{text[-3000:]}")
+    if failed != expect_error:
+        raise AssertionError(f"formgrader's {column} of {assignment} {'failed' if failed else 'succeeded'}:\n"
+                             f"{text[-3000:]}")
     return text
 
 
