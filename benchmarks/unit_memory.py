@@ -2,12 +2,14 @@
 
     .venv/bin/python benchmarks/unit_memory.py [--scale 1.0]
 
-For each hostile input (a notebook of 1.5 million empty objects, one of 48 MB of them, one nested 200,000
-deep, a 3 MB cell, 20,000 outputs, a wire answer of 48 MB of empty objects) it runs the units a
+For each hostile input (a notebook of 990,000 empty objects, just under the value budget, one of 1.5 million,
+one of 48 MB of them, one nested 200,000 deep, a 3 MB cell, 20,000 outputs; each also as a job's answer) it runs
+the units a
 submission meets (the collect step with its prints, similarity's read, the report's parse, the wire's
 parse of a job's answer) and prints each unit's peak resident memory (the unit process's own
-``ru_maxrss``), its wall time and how it ended. The caps these numbers sit under are the steps'
-``UnitLimits``; docs/grading.md's guarantees table quotes both. Numbers go to benchmarks/FINDINGS.md.
+``ru_maxrss``, which counts the grader's code the fork server preloaded, about 190 MB, shared by every unit),
+its wall time and how it ended. The caps these numbers sit under are the steps' ``UnitLimits`` (on top of
+that preloaded code); docs/grading.md's guarantees table quotes both. Numbers go to benchmarks/FINDINGS.md.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ def notebook_cases(scale: float) -> dict[str, bytes]:
         return b'{"cells": [' + b",".join([b"{}"] * count) + b"]}"
 
     return {
+        "990,000 empty objects (2 MB)": objects(int(990_000 * scale)),  # the most the value budget lets through
         "1.5M empty objects (3 MB)": objects(int(1_500_000 * scale)),
         "48 MB of empty objects": objects(int(24_000_000 * scale)),
         "nested 200,000 deep": b'{"cells": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",

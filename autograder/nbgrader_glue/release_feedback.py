@@ -65,17 +65,18 @@ class UnitReleaseFeedback(ExchangeReleaseFeedback):
                                        self.coursedir.assignment_id, escape=True),
             "(?P<notebook_id>.*).html"])
         by_student: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        left_out = []
         for html_file in sorted(glob.glob(os.path.join(self.src_path, "*.html"))):
-            match = re.match(regexp, html_file)
-            if match is None:
-                self.log.error("Could not match '%s' with regexp '%s'", html_file, regexp)
+            match = re.fullmatch(regexp, html_file, flags=re.S)
+            if match is None:  # a folder name nbgrader's pattern cannot read back (no id the collect accepts)
+                left_out.append(shown(os.path.relpath(html_file, self.coursedir.root)))
+                self.log.error("NOT released: %s (its path is no feedback page of one student)", left_out[-1])
                 continue
             if match["student_id"] not in exclude:
                 by_student[match["student_id"]].append((match["notebook_id"], html_file))
         students = sorted(by_student)
         done = outcomes(RELEASE_STEP, len(students), lambda i: (release_student, (
             students[i], by_student[students[i]], self.dest_path)), workers=2)
-        left_out = []
         for student, outcome in zip(students, done):
             if outcome.ok:
                 self.log.info("Released feedback for student '%s' on assignment '%s/%s': %d page(s)", shown(student),
@@ -86,5 +87,6 @@ class UnitReleaseFeedback(ExchangeReleaseFeedback):
                 left_out.append(shown(student))
                 self.log.error("NOT released for student '%s': %s", shown(student), reason)
         if left_out:
-            self.fail(f"released the feedback of {len(students) - len(left_out)} student(s); not of "
-                      f"{', '.join(left_out)} (see the lines above: hand theirs out by hand from feedback/)")
+            released = len(students) - sum(1 for s in students if shown(s) in left_out)
+            self.fail(f"released the feedback of {released} student(s); not of {', '.join(left_out)} (see the lines "
+                      "above: hand theirs out by hand from feedback/)")
