@@ -23,7 +23,9 @@ from autograder.collecting.collect import Wanted, collect_cohort
 from autograder.collecting.flags import SOLUTION, cohort_flags
 from autograder.collecting.safe_files import shown
 from autograder.checks.registry import RUN_FILES
+from autograder.exports.report import explain
 from autograder.exports.similarity import similarity_report
+from autograder.nbgrader_glue.release_feedback import UnitReleaseFeedback
 from conftest import REPO, SOLUTIONS
 
 RELEASE = REPO / "notebooks" / "a5"
@@ -181,9 +183,6 @@ def test_report_and_feedback_give_every_student_a_row_and_leave_the_honest_ones_
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange import ExchangeError
-
-    from autograder.exports.report import explain
-    from autograder.nbgrader_glue.release_feedback import UnitReleaseFeedback
 
     notebooks = [next((e.data for e in h.entries if e.kind == "file" and e.path.startswith(NB03)), b"{}")
                  for h in hostile]
