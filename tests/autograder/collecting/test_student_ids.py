@@ -120,7 +120,7 @@ def test_ids_nbgrader_or_linux_refuse_say_why(name, words):
 @given(names=st.lists(IDS, min_size=1, max_size=8, unique=True))
 def test_every_id_nbgrader_carries_gets_its_row(names, course):
     """In a submitted/ of odd ids, does every id nbgrader carries get its own row under its own name, with its
-    notebook copied, and every other folder a refusal (hidden ones silently left out, as nbgrader does)?"""
+    notebook copied, and every other folder a refusal, hidden ones too (nothing left out in silence)?"""
     with tempfile.TemporaryDirectory(dir=course) as tmp:
         submitted, dest = Path(tmp) / "submitted", Path(tmp) / "dest"
         submitted.mkdir()
@@ -137,4 +137,4 @@ def test_every_id_nbgrader_carries_gets_its_row(names, course):
         assert [c.student for c in cohort.students] == carried
         for student in carried:
             assert os.path.isfile(os.path.join(dest, student, A, "01_intro.ipynb")), student
-        assert len(cohort.refused) == len([n for n in folders if id_problem(n) is not None and not n.startswith(".")])
+        assert len(cohort.refused) == len([n for n in folders if id_problem(n) is not None])
