@@ -130,7 +130,7 @@ LONGEST_DOCUMENT = 516
 # documents of 4-8 characters are kept whole on almost every draw: what is masked of them shows whether the masked
 # length comes from the kept text (a masked length drawn from the truncation length would mask all of them)
 TINY_LENGTHS = (4, 5, 6, 7, 8)
-EDGE_DRAWS = 3  # draws of each edge document per plan, wherever the other draws fall
+EDGE_DRAWS = 3  # draws of each edge document per plan, before all others
 
 
 def text_of_length(rng: random.Random, n: int) -> str:
@@ -153,7 +153,7 @@ def span_lengths(rng: random.Random, block_size: int, documents: int = 8) -> lis
 
 
 def span_corpus(rng: random.Random, block_size: int, documents: int = 8) -> str:
-    """Documents of ``span_lengths``; the characters of every word included."""
+    """Documents of random words, of exactly the lengths ``span_lengths`` draws."""
     return "\n".join(text_of_length(rng, n) for n in span_lengths(rng, block_size, documents))
 
 

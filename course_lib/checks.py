@@ -28,13 +28,12 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .check_common import DELTA, PLAIN, TOLERANCE, plain, sent, type_found  # noqa: F401 (the checks' shared names)
+from .check_common import plain, sent
 from .check_failed import CheckFailed
 from .datasets import CharCorruptionDatasetBase
-from .glue_checks import (  # noqa: F401 (the probes autograder.inside.probes names, and what the hidden checks use)
+from .glue_checks import (  # noqa: F401 (HANDOUT and the probes: the names autograder.inside.probes and tests import)
     HANDOUT,
     PRETRAIN_HANDOUT,
-    config_problems,
     finetune_config_inputs,
     finetune_config_probe,
     finetune_config_problems,
@@ -42,20 +41,16 @@ from .glue_checks import (  # noqa: F401 (the probes autograder.inside.probes na
     pretrain_config_inputs,
     pretrain_config_probe,
     pretrain_config_problems,
-    setup_problems,
 )
 from .not_written import unwritten
-from .span_checks import span_inputs, span_probe, span_problems  # noqa: F401
-from .synth_checks import (  # noqa: F401
-    _Malformed,
+from .span_checks import span_inputs, span_probe, span_problems
+from .synth_checks import (
     synthesizer_model_inputs,
     synthesizer_model_probe,
     synthesizer_model_problems,
-    synthesizer_outputs,
     synthesizer_probe,
     synthesizer_public_inputs,
     synthesizer_public_problems,
-    term_problems,
 )
 
 

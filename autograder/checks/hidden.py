@@ -29,10 +29,10 @@ from pathlib import Path
 import torch
 
 from course_lib import check_inputs as fresh
-from course_lib.check_failed import CheckFailed
 from course_lib.check_common import TOLERANCE, plain, sent
+from course_lib.check_failed import CheckFailed
 from course_lib.glue_checks import finetune_pretrained_probe, one_step, setup_problems
-from course_lib.model import GPT, GPTConfig
+from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS
 from course_lib.span_checks import span_inputs, span_probe, span_problems
 from course_lib.synth_checks import (
     _Malformed,
@@ -42,8 +42,6 @@ from course_lib.synth_checks import (
     term_cases,
     term_problems,
 )
-from course_lib.trainer import Trainer, TrainerConfig
-from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS
 
 # bounds of the block sizes drawn, one per plan (sizes the handout never shows; from 17 up, 7/8 of the block plus
 # three masks fits)
