@@ -90,7 +90,8 @@ WITHIN_BAND = ("the masked length's upper end moves by at most one character: it
                "+-1.5 of L/4, still random")
 SPLIT_FREE = ("the start of the masked span is still drawn, from fewer places within 0..L - masked (the span keeps "
               "its drawn length): the handout asks that it be random, not from where")
-LONG_ENOUGH = "n >= 4 (a truncated document keeps at least 4 characters), so the branch taken is the same"
+LONG_ENOUGH = ("differs only for documents under 4 characters, kept whole, where any split into prefix, masked "
+               "and suffix is right")
 
 
 def _span_masked(after: str, why: str) -> tuple[tuple[str, str, str], str]:
@@ -107,24 +108,20 @@ EQUIVALENT: dict[tuple[str, str, str], str] = dict([
                  "band; the handout does not forbid an empty span"),
     _span_masked("masked_len = random.randint(1, max( 2, n // 2 - 1)) if n > 1 else n",
                  "differs only for L = 4 or 5 (masked 1..2 instead of 1): within SPEC's band"),
-    _span_masked("masked_len = random.randint(1, max( 0, n // 2 - 1)) if n > 1 else n",
-                 "n // 2 - 1 >= 1 for n >= 4: the same draws"),
     *(_span_masked(f"masked_len = random.randint(1, max(1, n // 2 {op})) if n > 1 else n", WITHIN_BAND)
       for op in ("- 2", "- 0", "+ 1", "| 1", "^ 1", "/ 1", "// 1", "* 1", "** 1")),
     _span_masked("masked_len = random.randint(1, max(1, n >> 2 - 1)) if n > 1 else n",
                  "n >> (2 - 1) is n // 2: " + WITHIN_BAND),
     *(_span_masked(f"masked_len = random.randint(1, max(1, n // 2 - 1)) if n {op} else n", LONG_ENOUGH)
-      for op in ("> 2", "> 0", ">= 1", "!= 1")),
-    (("03-span-corruption", SPAN_START, "start = random.randint( 1, n - masked_len)"), SPLIT_FREE),
+      for op in ("> 2", "> 0", ">= 1")),
     *((("03-span-corruption", SPAN_START, f"start = random.randint(0, n {op} masked_len)"), SPLIT_FREE)
-      for op in ("&", "%", ">>")),
-    (("03-span-corruption", SPAN_START, "start = random.randint(0, n // masked_len)"),
-     "n // m <= n - m except for m = 1, where start may be n and the span comes out empty with probability "
-     "1/(n+1): the mean moves by far less than SPEC's band"),
+      for op in ("&", ">>")),
     (("05-synthesizer", SYNTH_MASK,
       'scores = scores.masked_fill(self.mask[:, :, :T, :T] <= 0, float("-inf"))'),
      "the mask holds only 0 and 1: <= 0 and == 0 select the same entries"),
 ])
+# Listed here until the span corpora held the course data's documents of 0-3 characters (issue 40), now killed:
+# max(0, n // 2 - 1), "if n != 1", randint(1, n - m), randint(0, n % m) and randint(0, n // m) raise on them.
 # wrong answers a statistical check cannot resolve at its stated error rate: listed, with the numbers, not hidden
 BELOW_RESOLUTION: dict[tuple[str, str, str], str] = {
     ("03-span-corruption", SPAN_START, "start = random.randint(0, n ^ masked_len)"):
