@@ -43,12 +43,14 @@ from parso.python.tree import Keyword
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from autograder.checks import hidden as hidden_checks  # noqa: E402
 from autograder.checks import registry  # noqa: E402
 from autograder.grading.one_check import grade_check, prepare  # noqa: E402
 from course_lib.layout import SOLUTIONS_DIR  # noqa: E402
 from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+HIDDEN = (*hidden_checks.HIDDEN, "08-b-hidden")  # the hidden checks' grade_ids; every other check is a public cell
 # memory this process may take beyond what it holds at start, as the grader's sandbox caps a job (4 GB,
 # autograder.confinement.limits): a mutant that pads to block_size ** len(text) characters raises MemoryError
 # (killed, as in the sandbox) instead of exhausting the machine
@@ -62,7 +64,7 @@ class Part:
     name: str  # what the report calls it
     notebook: str  # the solution notebook's file name
     cell: str  # nbgrader grade_id of the solution cell
-    checks: tuple[str, ...]  # grade_ids (autograder.checks.registry) run against every mutant
+    checks: tuple[str, ...]  # grade_ids (autograder.checks.registry) run against every mutant, public ones first
     # run the mutated cell over the reference notebooks up to this one only: 07 and 08 both define X, T and d,
     # and a 07 answer must be computed from 07's (as it is when a student's notebooks load in order)
     upto: bool = False
@@ -74,7 +76,7 @@ PARTS: tuple[Part, ...] = (
     Part("03 span corruption", "03_span_corruption.ipynb", "03-span-corruption", ("03-span-public", "03-span-hidden")),
     Part("04 pretrain glue", "04_pretrain_then_finetune.ipynb", "04-pretrain-glue", ("04-pretrain-config",)),
     Part("05 synthesizer", "05_synthesizer.ipynb", "05-synthesizer",
-         ("05-synthesizer-public", "05-synthesizer-equivalence", "05-synthesizer-model")),
+         ("05-synthesizer-public", "05-synthesizer-model", "05-synthesizer-equivalence")),
     # the numeric twins (session twins-07-08): each answer cell against its twin's checks
     *(Part(f"07 ({x}) twin", "07_attention_exploration.ipynb", f"07-{x}-code", (f"07-{x}-test",), upto=True)
       for x in "abcde"),
@@ -281,6 +283,11 @@ class PartReport:
         return sum(v.killed_by is None and v.equivalent is not None for v in self.verdicts)
 
     @property
+    def by_public(self) -> int:
+        """Mutants a public check kills (the checks run public first: a hidden kill means every public one passed)."""
+        return sum(v.killed_by is not None and v.killed_by.split(" ")[0] not in HIDDEN for v in self.verdicts)
+
+    @property
     def written(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.mutant.written is not None]
 
@@ -471,11 +478,12 @@ def run_part(part: Part, reference, grader: Grader, limit: int | None, log) -> P
 
 def print_report(reports: list[PartReport]) -> None:
     print("\nmutation score per graded part")
-    print(f"{'part':<22}{'mutants':>8}{'killed':>8}{'equiv.':>8}{'score':>8}{'w/o equiv.':>12}{'written killed':>16}")
+    print(f"{'part':<22}{'mutants':>8}{'killed':>8}{'public':>8}{'equiv.':>8}{'score':>8}{'w/o equiv.':>12}"
+          f"{'written killed':>16}")
     for r in reports:
         written = f"{sum(v.killed_by is not None for v in r.written)}/{len(r.written)}"
-        print(f"{r.part.name:<22}{len(r.verdicts):>8}{r.killed:>8}{r.equivalent:>8}{100 * r.score():>7.1f}%"
-              f"{100 * r.score_without_equivalent():>11.1f}%{written:>16}")
+        print(f"{r.part.name:<22}{len(r.verdicts):>8}{r.killed:>8}{r.by_public:>8}{r.equivalent:>8}"
+              f"{100 * r.score():>7.1f}%{100 * r.score_without_equivalent():>11.1f}%{written:>16}")
     written = [(r, v) for r in reports for v in r.written]
     if written:
         print("\nmutants written by hand (issue 40's wrong answers and kinds)")
