@@ -484,6 +484,13 @@ def print_report(reports: list[PartReport]) -> None:
         written = f"{sum(v.killed_by is not None for v in r.written)}/{len(r.written)}"
         print(f"{r.part.name:<22}{len(r.verdicts):>8}{r.killed:>8}{r.by_public:>8}{r.equivalent:>8}"
               f"{100 * r.score():>7.1f}%{100 * r.score_without_equivalent():>11.1f}%{written:>16}")
+    for r in reports:
+        hidden_only = [v for v in r.verdicts if v.killed_by and v.killed_by.split(" ")[0] in HIDDEN]
+        if hidden_only:
+            print(f"\n{r.part.name}: killed by a hidden check only (every public check passes them)")
+            for v in hidden_only:
+                m = v.mutant
+                print(f"  line {m.line}: {m.before!r} -> {m.after!r} [{m.operator}]\n      {v.killed_by}")
     written = [(r, v) for r in reports for v in r.written]
     if written:
         print("\nmutants written by hand (issue 40's wrong answers and kinds)")

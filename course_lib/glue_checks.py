@@ -85,8 +85,8 @@ def model_view(model, state: dict | None = None, idx: torch.Tensor | None = None
     view = {"module": True, "gpt": isinstance(model, GPT), "type": type(model).__name__,
             "shapes": {k: list(v.shape) for k, v in model.state_dict().items()}, "dropouts": dropout_rates(model)}
     if state is not None:
-        try:
-            model.load_state_dict(state)
+        try:  # buffers of the student's own (not in the state) keep their values
+            model.load_state_dict(state, strict=False)
         except (RuntimeError, KeyError, TypeError):
             return view
         model.eval()

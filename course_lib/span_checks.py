@@ -19,11 +19,14 @@ from .check_common import DELTA
 from .datasets import CharCorruptionDatasetBase
 from .vocab import MASK_CHAR, PAD_CHAR
 
-SPAN_PUBLIC = dict(block_sizes=((47, 63),), samples=(2000,))  # one block size drawn from these bounds
+SPAN_PUBLIC = dict(block_sizes=((47, 63), (129, 199)), samples=(1500, 6000))  # a block size drawn in each range
 # errors a __getitem__ raises on some documents (an empty range for random.randint, an index past the end, a
 # division by a length of 0): the judge names the document; anything else (a timeout) ends the probe
 CRASHES = (ArithmeticError, AssertionError, AttributeError, LookupError, TypeError, ValueError, RuntimeError)
 SHORT_KEPT = max(fresh.TINY_LENGTHS)  # texts kept whole up to this long form the short pool of the mean test
+# texts kept at least this long form the relative pool: a masked length a sixth or an eighth of the text on average
+# is within SPEC's +-1.5 characters of L/4 for short texts and far outside it for these
+RELATIVE_FROM = 24
 PAIRS = 37  # pairs a randomness test needs: 0.5^37 < DELTA
 
 
@@ -135,6 +138,14 @@ def mean_tolerance(kept: list[int], delta: float = DELTA) -> float:
     return 1.5 + (reach + math.sqrt(reach * reach + 2 * variance * log)) / len(kept)
 
 
+def relative_tolerance(kept: list[int], delta: float = DELTA) -> float:
+    """The largest |mean((masked - L/4) / L)| a right answer shows with probability >= 1 - delta (span_problems)."""
+    n, log = len(kept), math.log(2 / delta)
+    reach = log / 3  # each centred (masked - L/4) / L lies within +-1
+    spread = reach + math.sqrt(reach * reach + 2 * (n / 16) * log)  # each sd at most 1/4
+    return 1.5 * sum(1 / k for k in kept) / n + spread / n
+
+
 def span_problems(inputs: dict, output) -> list[str]:
     """What the samples break of span corruption (empty: none), every sample checked against its own document.
 
@@ -146,7 +157,7 @@ def span_problems(inputs: dict, output) -> list[str]:
     document when it is shorter than 4).
 
     Statistical, each at most DELTA = 1e-11 to fail a right answer (a check has at most
-    2 per plan + 4 events: <= 1e-9 for up to 40 plans):
+    2 per plan + 5 events: <= 1e-9 for up to 40 plans):
     - truncation (per plan): over the n draws on documents at least u long, the shortest
       kept length must be <= 4 + m and the longest >= u - m, where m is the least with
       (1 - (m + 1)/(u - 3))^n <= DELTA (``extreme_slack``): for a uniform L over the
@@ -158,6 +169,12 @@ def span_problems(inputs: dict, output) -> list[str]:
       Gaussian of sd L/8), sd <= L_i/4; the centred o_i lie within +-L_i <= R. Bernstein's
       inequality gives P(|sum(o_i - E o_i)| >= t) <= 2 exp(-t^2 / (2 (V + R t / 3))),
       V = sum(L_i^2)/16; ``mean_tolerance`` is 1.5 + t/n for the t at which that is DELTA.
+    - masked length relative to the text (texts of RELATIVE_FROM characters or more):
+      u_i = (masked_i - L_i/4) / L_i has |E[u_i | L_i]| <= 1.5 / L_i (the same band), sd
+      <= 1/4, and the centred u_i lie within +-1; Bernstein with V = n/16, R = 1 bounds
+      |mean(u)| by 1.5 mean(1/L_i) + t/n (``relative_tolerance``). Its spread shrinks like
+      1/(4 sqrt(n)) whatever the lengths, so a span a sixth or an eighth of the text on
+      average fails it on every draw where the pooled test above would hesitate.
     - masked length random (all plans pooled): draws of the same L >= 12 are paired;
       when there are k >= 37 pairs, some pair must differ. A right answer that gives
       no masked length more than probability 1/2 fails with probability <= 2^-k <= DELTA.
@@ -169,8 +186,8 @@ def span_problems(inputs: dict, output) -> list[str]:
     """
     if not isinstance(output, list) or len(output) != len(inputs["plans"]):
         return ["span corruption: the samples did not come back complete"]
-    pooled = {"kept": [], "offsets": [], "short_kept": [], "short_offsets": [], "by_kept": defaultdict(list),
-              "starts": defaultdict(list)}
+    pooled = {"kept": [], "offsets": [], "short_kept": [], "short_offsets": [], "long_kept": [], "relative": [],
+              "by_kept": defaultdict(list), "starts": defaultdict(list)}
     for number, (plan, got) in enumerate(zip(inputs["plans"], output)):
         rows = _span_rows(plan, got)
         if isinstance(rows, str):
@@ -222,6 +239,9 @@ def _plan_problems(number: int, plan: dict, xs: list[list[int]], ys: list[list[i
             continue  # a document of 0-3 characters: any split of it is right
         pooled["kept"].append(kept)
         pooled["offsets"].append(len(masked) - kept / 4)
+        if kept >= RELATIVE_FROM:
+            pooled["long_kept"].append(kept)
+            pooled["relative"].append(len(masked) / kept - 1 / 4)
         if kept == len(document) <= SHORT_KEPT:
             pooled["short_kept"].append(kept)
             pooled["short_offsets"].append(len(masked) - kept / 4)
@@ -261,11 +281,20 @@ def _mean_problem(offsets: list[float], kept: list[int], which: str) -> list[str
 
 def _masked_problems(pooled: dict) -> list[str]:
     """The masked span's length (a quarter of L on average, random) and position (random): see span_problems."""
-    problems = _mean_problem(pooled["offsets"], pooled["kept"], "over all texts")
+    # the short texts first (their message names the mistake: a length drawn from the truncation, not the text),
+    # then a span a fixed share of the text off a quarter (it shows on every draw), then all texts together
+    problems = _mean_problem(pooled["short_offsets"], pooled["short_kept"],
+                             f"in documents of 4 to {SHORT_KEPT} characters kept whole: its length should come from "
+                             "the text kept, not from the truncation length drawn")
+    relative = pooled["relative"]
+    if not problems and relative:
+        mean = sum(relative) / len(relative)
+        if abs(mean) > relative_tolerance(pooled["long_kept"]):
+            problems = [f"span corruption: the masked span should be a quarter of the kept text on average: in texts "
+                        f"of {RELATIVE_FROM} characters or more it was {1 / 4 + mean:.3f} of the text over "
+                        f"{len(relative)} examples"]
     if not problems:
-        problems = _mean_problem(pooled["short_offsets"], pooled["short_kept"],
-                                 f"in documents of 4 to {SHORT_KEPT} characters kept whole: its length should "
-                                 "come from the text kept, not from the truncation length drawn")
+        problems = _mean_problem(pooled["offsets"], pooled["kept"], "over all texts")
     lengths = _pairs(masked for kept, masked in pooled["by_kept"].items() if kept >= 12)
     if len(lengths) >= PAIRS and all(a == b for a, b in lengths):
         problems.append("span corruption: the masked span's length should be random")

@@ -47,7 +47,7 @@ from course_lib.synth_checks import (
 # three masks fits)
 SPAN_BLOCK_SIZES = ((19, 27), (41, 63), (129, 199), (201, 255))
 # draws per plan: enough for the truncation's two ends to the exact length at the smallest block (span_problems)
-SPAN_SAMPLES = (1000, 1200, 1400, 2200)
+SPAN_SAMPLES = (1000, 1200, 3000, 6000)
 SYNTH_SHAPES = ((6, 3, 8), (16, 4, 12), (32, 8, 20), (12, 1, 5))  # (n_embd, n_head, block_size)
 DROPOUT_DIMS = (16, 2, 7)  # head size 8 >= T = 6: every dropped weight shows in its head's output
 DROPOUT_IDENTIFIABLE = 0.02  # an attention weight this large shows whether dropout kept it

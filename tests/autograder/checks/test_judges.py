@@ -273,6 +273,20 @@ class SpanMaskedSixth(SpanSteps):
         return random.randint(1, max(1, n // 3 - 1))
 
 
+class SpanMaskedEighth(SpanSteps):
+    """A masked span an eighth of the text on average (uniform on 1 .. L/4)."""
+
+    def masked_length(self, n):
+        return random.randint(1, max(1, n // 4))
+
+
+class SpanMaskedThird(SpanSteps):
+    """A masked span a third of the text on average (uniform on 1 .. 2L/3)."""
+
+    def masked_length(self, n):
+        return random.randint(1, max(1, 2 * n // 3 - 1))
+
+
 class SpanCrashesOnShortDocuments(SpanSteps):
     """random.randint(1, n // 2): an empty range for the empty last document of wiki.txt (and any of 1 character)."""
 
@@ -332,7 +346,9 @@ SPAN_WRONG = {
     "longest length never drawn": (SpanLongestNeverDrawn, {"03-span-hidden": "truncation length should be random"}),
     "shortest length (4) never drawn": (SpanShortestNeverDrawn,
                                         {"03-span-hidden": "truncation length should be random"}),
-    "masked span a sixth on average": (SpanMaskedSixth, {"03-span-hidden": "quarter of the kept text"}),
+    "masked span a sixth on average": (SpanMaskedSixth, _both("quarter of the kept text on average")),
+    "masked span an eighth on average": (SpanMaskedEighth, _both("quarter of the kept text on average")),
+    "masked span a third on average": (SpanMaskedThird, _both("quarter of the kept text on average")),
     "crashes on short documents": (SpanCrashesOnShortDocuments,
                                    _both("__getitem__ raised ValueError on an empty document (wiki.txt ends with one)")),
     "masked span always at the end": (SpanMaskedAtTheEnd, _both("where the masked span starts should be random")),

@@ -4,7 +4,8 @@ Issue 40: ``final_tokens = 200 * len(pretrain_dataset) * 128`` passed whenever a
 a block size of 128, so one unchanged submission scored 45, 52 and 48 on three gradings. Here each
 check of ``registry.CHECKS`` grades wrong submissions the way students write them (numbers of the handout
 typed in, the issue's mistakes) on 20 grading seeds, as ``autograder grade`` does (``one_check``), and
-must fail every one on every seed; the reference must pass on every seed.
+must fail every one on every seed; the reference must pass on every seed (the span checks' right answers:
+benchmarks/check_false_rejection.py, over 1,000).
 """
 from __future__ import annotations
 
@@ -96,6 +97,9 @@ WRONG_TWIN = torch.zeros(6, dtype=torch.float64)  # no query a twin asks for is 
 SPAN = {"crashes on the empty document": {"CharCorruptionDataset": J.SpanCrashesOnShortDocuments},
         "masked span always at the end": {"CharCorruptionDataset": J.SpanMaskedAtTheEnd},
         "masked length from the drawn truncation length": {"CharCorruptionDataset": J.SpanMaskedFromDrawnLength},
+        # the statistical mistakes nearest a mean test's tolerance (issue 40: a verdict must not flip by seed)
+        "masked span a sixth on average": {"CharCorruptionDataset": J.SpanMaskedSixth},
+        "masked span a third on average": {"CharCorruptionDataset": J.SpanMaskedThird},
         "the cap of block 128 typed in": {"CharCorruptionDataset": SpanTypedCap}}
 SYNTH = {"ReLU after B": {"SynthesizerAttention": J.SynthReluAfterB},
          "heads interleaved": {"SynthesizerAttention": J.SynthHeadsInterleaved},
@@ -117,9 +121,11 @@ WRONG: dict[str, dict[str, dict]] = {
         "train() trains a copy": {"train": J.train_a_copy},
     },
     "03-span-public": SPAN,
-    # the hidden check samples 5,800 examples a grading: its typed-in cap (a deterministic failure) is left to the
-    # public check, to keep this file within seconds of a minute
-    "03-span-hidden": {k: v for k, v in SPAN.items() if k != "the cap of block 128 typed in"},
+    # the hidden check samples 11,200 examples a grading: its deterministic failures (a crash, a typed-in cap, a fixed
+    # position) are left to the public check, to keep this file near a minute
+    "03-span-hidden": {k: v for k, v in SPAN.items() if k in ("masked length from the drawn truncation length",
+                                                               "masked span a sixth on average",
+                                                               "masked span a third on average")},
     "04-pretrain-config": {
         "final_tokens with block size 128 typed in": {"pretrain": _pretrain_typed_block},
         "trains a deep copy of the model": {"pretrain": functools.partial(J.PT, model_copy=True)},
@@ -147,7 +153,9 @@ def test_every_registered_check_has_wrong_answers_here():
     assert set(WRONG) == {c.grade_id for c in registry.CHECKS}
 
 
-@pytest.mark.parametrize("grade_id", [c.grade_id for c in registry.CHECKS])
+# the span checks grade 7,500 and 11,200 examples: their right answers are measured over 1,000 seeds by
+# benchmarks/check_false_rejection.py (FINDINGS.md), and test_judges.py grades them on a few
+@pytest.mark.parametrize("grade_id", [c.grade_id for c in registry.CHECKS if not c.grade_id.startswith("03")])
 def test_the_reference_passes_on_every_seed(graded, grade_id):
     """Does the reference pass this check on each of 20 grading seeds?"""
     assert graded(grade_id, {}) == [True] * len(SEEDS)
