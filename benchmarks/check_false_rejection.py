@@ -5,17 +5,20 @@
     python benchmarks/check_false_rejection.py --answers all --seeds 200  # the valid variants too
 
 Each check that samples (the span corruption checks draw the student's random
-lengths; the synthesizer checks draw dropout masks and random weights) states in
-its docstring the probability that a right answer fails it, each <= 1e-9
-(course_lib.checks.span_problems, synthesizer_public_problems,
-autograder.checks.hidden._dropout_problems). This benchmark measures it: the
+lengths and positions; the synthesizer checks draw dropout masks and random weights)
+states in its docstring the probability that a right answer fails it, each <= 1e-9
+(course_lib.span_checks.span_problems, course_lib.synth_checks.synthesizer_public_problems,
+autograder.checks.hidden._dropout_problems). The glue checks compare with a tolerance
+(02-glue-pretrained: train() against the judge's own trainer step), and the numeric
+twins of 08 call the student's functions at drawn sizes: their verdict on a right
+answer must not depend on the seed either. This benchmark measures it: the
 reference solution, and with ``--answers all`` the right answers written other ways
-that tests/autograder/test_judges.py keeps (SPAN_VALID, SYNTH_VALID), are graded
-exactly as ``autograder grade`` grades them (``autograder.grading.one_check``) on grading
-seeds 0..N-1, each seed drawing that check's inputs afresh. It prints every failure
-(check, answer, seed, reason: ``--seed`` in the check's notebook cell replays it)
-and the time taken. With a bound of 1e-9, N = 1000 seeds should show no failure;
-one failure means the bound is wrong.
+that tests/autograder/checks/test_judges.py and tests/course_lib/test_twin_checks.py
+keep, are graded exactly as ``autograder grade`` grades them
+(``autograder.grading.one_check``) on grading seeds 0..N-1, each seed drawing that
+check's inputs afresh. It prints every failure (check, answer, seed, reason:
+``--seed`` in the check's notebook cell replays it) and the time taken. With a bound
+of 1e-9, N = 1000 seeds should show no failure; one failure means the bound is wrong.
 """
 from __future__ import annotations
 
@@ -41,6 +44,9 @@ from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E
 # grade_id -> the part a variant replaces; the checks that sample something (the student's draws, dropout masks)
 SAMPLING = {"03-span-public": "CharCorruptionDataset", "03-span-hidden": "CharCorruptionDataset",
             "05-synthesizer-public": "SynthesizerAttention", "05-synthesizer-equivalence": "SynthesizerAttention"}
+# the glue checks: nothing sampled, but drawn worlds and a tolerance (a trainer step compared with the judge's)
+GLUE = ("02-glue-config", "02-glue-pretrained", "04-pretrain-config", "05-synthesizer-model")
+JUDGES_TESTS = ROOT / "tests" / "autograder" / "checks" / "test_judges.py"
 # The numeric twins that draw from the grading seed (session twins-07-08): 08 (a) calls permuted_output on fresh
 # (P, X), 08 (b) calls position_embeddings at fresh sizes. The 07 twins sample nothing: their verdict does not
 # depend on the seed (tests/course_lib/test_twin_checks.py::test_07_checks_sample_nothing), so there is nothing
@@ -66,26 +72,49 @@ def twin_variants(grade_id: str) -> dict[str, dict]:
     return {**out, **{name: {"position_embeddings": make()} for name, make in module.VALID_08_B.items()}}
 
 
+def _judges_tests():
+    """tests/autograder/checks/test_judges.py, loaded once: the right answers written other ways it keeps."""
+    if "false_rejection_judges" not in sys.modules:
+        sys.path.insert(0, str(ROOT / "tests"))
+        spec = importlib.util.spec_from_file_location("false_rejection_judges", JUDGES_TESTS)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return sys.modules["false_rejection_judges"]
+
+
 def valid_variants() -> dict[str, dict[str, type]]:
     """part name -> {variant name: class}: the right answers the checks' own tests keep."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    spec = importlib.util.spec_from_file_location("judges_variants", ROOT / "tests" / "autograder" / "test_judges.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _judges_tests()
     return {"CharCorruptionDataset": dict(module.SPAN_VALID), "SynthesizerAttention": dict(module.SYNTH_VALID)}
+
+
+def glue_variants(grade_id: str, reference) -> dict[str, dict]:
+    """name -> the definitions a right glue answer replaces (test_judges.py's GLUE_VALID, PRETRAIN_VALID and the
+    synthesizer model's valid inits)."""
+    module = _judges_tests()
+    if grade_id.startswith("02"):
+        return dict(module.GLUE_VALID)
+    if grade_id.startswith("04"):
+        return dict(module.PRETRAIN_VALID)
+    return {name: {"initialize_synthesizer_model": init} for name, init in module._synth_model_valid(reference).items()}
 
 
 def answers_for(grade_id: str, reference, which: str) -> dict[str, types.SimpleNamespace]:
     """name -> parts: the reference, and (``which == "all"``) each valid variant of the part the check grades."""
     base = {k: v for k, v in vars(reference).items() if not k.startswith("__")}
     out = {"reference": types.SimpleNamespace(**base)}
-    if which == "all" and grade_id in TWIN_SEEDED:
-        for name, parts in twin_variants(grade_id).items():
-            out[name] = types.SimpleNamespace(**{**base, **parts})
-    elif which == "all":
+    if which != "all":
+        return out
+    if grade_id in TWIN_SEEDED:
+        variants = twin_variants(grade_id)
+    elif grade_id in GLUE:
+        variants = glue_variants(grade_id, reference)
+    else:
         part = SAMPLING[grade_id]
-        for name, cls in valid_variants()[part].items():
-            out[name] = types.SimpleNamespace(**{**base, part: cls})
+        variants = {name: {part: cls} for name, cls in valid_variants()[part].items()}
+    for name, parts in variants.items():
+        out[name] = types.SimpleNamespace(**{**base, **parts})
     return out
 
 
@@ -114,7 +143,7 @@ def measure(grade_id: str, answers: dict, seeds: int, folder: Path) -> tuple[lis
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checks", default=",".join([*SAMPLING, *TWIN_SEEDED]), help="comma-separated grade_ids")
+    parser.add_argument("--checks", default=",".join([*SAMPLING, *GLUE, *TWIN_SEEDED]), help="comma-separated grade_ids")
     parser.add_argument("--seeds", type=int, default=1000, help="grading seeds per check (0..N-1)")
     parser.add_argument("--answers", choices=("reference", "all"), default="reference")
     args = parser.parse_args(argv)

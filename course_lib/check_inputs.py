@@ -18,9 +18,34 @@ from .datasets import CharCorruptionDatasetBase
 from .model import GPT, GPTConfig
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
-TOY_MODEL = dict(n_layer=1, n_head=2, n_embd=16)  # small enough to probe in a second
-# the synthesizer's parameters as the handout names them: what a check loads and compares, nothing else
+# Every integer the release notebooks and course_lib/presets.py show (block sizes, widths, lengths, counts, steps;
+# tests/course_lib/test_check_inputs.py scans them for it). A size a check draws is never one of them: an answer
+# that types in a number it saw where it should read a size from its arguments (200 * len(dataset) * 128, a head
+# size of 16) is then wrong on every draw, never right by the luck of one seed.
+HANDOUT_NUMBERS = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 16, 17, 20, 25, 28, 30, 32, 40, 64, 75, 100,
+                             128, 150, 160, 180, 200, 256, 300, 512, 600, 650, 1500, 2000, 2938, 9300, 10000, 20000})
+# Counts of heads and layers are small: they avoid the counts the handout's models use (presets, notebooks, the
+# original grader's 3 heads) rather than every small number shown
+HEAD_COUNTS = (5, 6, 7)  # never 1, 2, 3, 4 or 8
+LAYER_COUNTS = (3, 5)  # never 1, 2 or 4
+# dropout rates of the checks' models: neither the handout's 0.1 nor the CPU presets' 0.0, so a model built from
+# anything but the config given shows it
+DROPOUT_RATES = (0.05, 0.15, 0.2, 0.25, 0.3, 0.35)
+# synthesizer parameters as the handout names them: what a check loads and compares, nothing else
 SYNTH_PARAMS = ("w1.weight", "w1.bias", "w2", "b2", "value.weight", "value.bias", "proj.weight", "proj.bias")
+
+
+def draw_size(rng: random.Random, low: int, high: int) -> int:
+    """A size in [low, high] that the handout never shows (HANDOUT_NUMBERS)."""
+    return rng.choice([n for n in range(low, high + 1) if n not in HANDOUT_NUMBERS])
+
+
+def draw_heads(rng: random.Random, head_sizes: tuple[int, int] = (9, 15)) -> tuple[int, int]:
+    """(n_head, n_embd): a head count of HEAD_COUNTS, and a head size and width the handout never shows."""
+    n_head = rng.choice(HEAD_COUNTS)
+    widths = [n_head * hs for hs in range(head_sizes[0], head_sizes[1] + 1)
+              if hs not in HANDOUT_NUMBERS and n_head * hs not in HANDOUT_NUMBERS]
+    return n_head, rng.choice(widths)
 
 
 def word(rng: random.Random, low: int = 2, high: int = 9, capital: bool = False) -> str:
@@ -64,10 +89,17 @@ def random_state(module: torch.nn.Module, rng: random.Random, scale: float = 0.5
             for k, v in state.items() if names is None or k in names}
 
 
-def toy_world(rng: random.Random) -> dict:
-    """A corpus, a finetuning file and a model shape for the glue checks."""
-    block_size = rng.choice((64, 128))  # every generated question fits with its masks
-    return {"corpus": corpus(rng), "block_size": block_size, "train_text": train_text(rng), "model": dict(TOY_MODEL)}
+def toy_world(rng: random.Random, dropout: bool = True) -> dict:
+    """A corpus, a finetuning file, a block size and a model shape for the glue checks, every size drawn.
+
+    The model's dropout rates are drawn too (``dropout``), or all 0 where a check trains it a step and compares
+    with the step the judge takes (no random mask then, whatever else uses torch's generator)."""
+    block_size = draw_size(rng, 48, 120)  # from 48: every generated question fits with its masks
+    n_head, n_embd = draw_heads(rng)
+    rates = rng.sample(DROPOUT_RATES, 3) if dropout else [0.0] * 3
+    model = dict(n_layer=rng.choice(LAYER_COUNTS), n_head=n_head, n_embd=n_embd,
+                 **dict(zip(("embd_pdrop", "resid_pdrop", "attn_pdrop"), rates)))
+    return {"corpus": corpus(rng), "block_size": block_size, "train_text": train_text(rng), "model": model}
 
 
 def toy_model(world: dict) -> GPT:
@@ -90,22 +122,59 @@ def kept_cap(block_size: int) -> int:
     return int(block_size * 7 / 8)
 
 
-def span_corpus(rng: random.Random, block_size: int, documents: int = 8) -> str:
-    """Half the documents longer than the truncation cap (every kept length possible), half shorter, a few tiny."""
+# The course data's own edge cases, in every span corpus: wiki.txt (the original and the world's) ends with an empty
+# document; lengths 1-3 are shorter than the shortest truncation; a document exactly block_size long and one
+# exactly at the cap; and one as long as the original's longest (516 characters; the world's are under 90).
+EDGE_LENGTHS = (0, 1, 2, 3)
+LONGEST_DOCUMENT = 516
+# documents of 4-8 characters are kept whole on almost every draw: what is masked of them shows whether the masked
+# length comes from the kept text (a masked length drawn from the truncation length would mask all of them)
+TINY_LENGTHS = (4, 5, 6, 7, 8)
+EDGE_DRAWS = 3  # draws of each edge document per plan, before all others
+
+
+def text_of_length(rng: random.Random, n: int) -> str:
+    """Random words of exactly ``n`` characters, no space at either end ("" for 0)."""
+    if n == 0:
+        return ""
+    text = sentence(rng, n)
+    text = (text + "".join(rng.choice(LETTERS) for _ in range(n - len(text))))[:n]
+    return text[:-1] + rng.choice(LETTERS) if text.endswith(" ") else text
+
+
+def span_lengths(rng: random.Random, block_size: int, documents: int = 8) -> list[int]:
+    """The edge lengths, the tiny ones, half of ``documents`` longer than the cap and half shorter, shuffled."""
     cap = kept_cap(block_size)
-    lengths = [rng.randint(cap + 1, 2 * cap + 40) for _ in range(documents // 2)]  # +1: trimming may drop a space
-    lengths += [rng.randint(6, max(6, cap - 1)) for _ in range(documents - len(lengths) - 1)] + [rng.randint(4, 9)]
+    lengths = [*EDGE_LENGTHS, *TINY_LENGTHS, block_size, cap, rng.randint(LONGEST_DOCUMENT, LONGEST_DOCUMENT + 100)]
+    lengths += [rng.randint(cap + 1, 2 * cap + 40) for _ in range(documents // 2)]
+    lengths += [rng.randint(max(TINY_LENGTHS) + 1, cap - 1) for _ in range(documents - documents // 2)]
     rng.shuffle(lengths)
-    return "\n".join(sentence(rng, n) for n in lengths)
+    return lengths
 
 
-def span_plan(rng: random.Random, block_size: int, samples: int) -> dict:
-    """``samples`` document indices drawn independently, two thirds of them from the long documents, and a seed."""
+def span_corpus(rng: random.Random, block_size: int, documents: int = 8) -> str:
+    """Documents of random words, of exactly the lengths ``span_lengths`` draws."""
+    return "\n".join(text_of_length(rng, n) for n in span_lengths(rng, block_size, documents))
+
+
+def span_plan(rng: random.Random, block_size: int, samples: int, tiny_share: float = 1 / 3) -> dict:
+    """``samples`` document indices and a seed: each edge document EDGE_DRAWS times first, then in a random order a
+    ``tiny_share`` of the rest on the tiny documents and three in four of the others on documents the truncation cuts
+    (at least the cap long)."""
     text = span_corpus(rng, block_size)
-    documents = text.split("\n")
-    long = [i for i, d in enumerate(documents) if len(d) >= kept_cap(block_size)]
-    short = [i for i in range(len(documents)) if i not in long]
-    draws = [rng.choice(long) if short == [] or rng.random() < 2 / 3 else rng.choice(short) for _ in range(samples)]
+    lengths = [len(d) for d in text.split("\n")]
+    cap = kept_cap(block_size)
+    edge = [i for i, n in enumerate(lengths) if n in EDGE_LENGTHS or n in (cap, block_size) or n >= LONGEST_DOCUMENT]
+    tiny = [i for i, n in enumerate(lengths) if n in TINY_LENGTHS]
+    long = [i for i, n in enumerate(lengths) if n >= cap]
+    short = [i for i, n in enumerate(lengths) if max(TINY_LENGTHS) < n < cap]
+    rest = [rng.choice(tiny) for _ in range(int((samples - EDGE_DRAWS * len(edge)) * tiny_share))]
+    rest += [rng.choice(long) if rng.random() < 3 / 4 else rng.choice(short)
+             for _ in range(samples - EDGE_DRAWS * len(edge) - len(rest))]
+    rng.shuffle(rest)
+    # the edge documents first, shortest first: a dataset that cannot take one fails there, on the same document
+    # whatever the seed (the empty one, when it is that)
+    draws = sorted(edge, key=lengths.__getitem__) * EDGE_DRAWS + rest
     return {"corpus": text, "block_size": block_size, "draws": draws, "seed": rng.randrange(2 ** 31)}
 
 

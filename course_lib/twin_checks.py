@@ -17,8 +17,9 @@ the same on every run and at every scale of the answer. The 08 checks call the
 student's functions on inputs a seed draws (the grader draws fresh ones).
 
 Nothing here computes a graded answer: the 08 (b) check looks at properties
-every right Phi has; the comparison with the formula itself is a hidden check
-that lives with the grader.
+every right Phi has (its pairs on the unit circle, turning at rates that shrink
+by 10000^(-2/d)); the comparison with the formula entry by entry is a hidden
+check that lives with the grader.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from .attention_math import DTYPE, attend, attention_weights, position_free_layer, self_attention
+from .check_common import type_found
 from .check_failed import CheckFailed
 
 # Two scores whose gap is rounding-sized (at most this fraction of the larger one) are read two ways, as a tie
@@ -42,7 +44,8 @@ TIE_RTOL = 1e-5
 STRETCHES = (0.5, 0.75, 1.25, 1.5, 2.0, 3.0)
 HEADS_ATOL = 0.05  # at a stretched length "stays near the average" is a behaviour, not a value
 PHI_ATOL = 1e-4  # accepts a right Phi computed in float32 (positions up to 512)
-RATIO_RTOL = 1e-2  # the pairs' rates must shrink by one factor, to this relative precision
+RATIO_RTOL = 1e-2  # the pairs' rates must shrink by one factor, 10000^(-2/d), to this relative precision
+BASE = 10000.0  # the formula's base: pair i turns by BASE^(-2i/d) radians per position
 
 
 class _Problem(Exception):
@@ -97,7 +100,7 @@ def _tensor(value, name: str, shape: tuple[int, ...] | None = None, *, allow_boo
         raise _Problem(f"{name} {NOT_WRITTEN}")
     if not isinstance(value, torch.Tensor):
         # the type only: a reason never echoes what a submission sent back
-        raise _Problem(f"{name} should be a torch tensor; found {type(value).__name__}")
+        raise _Problem(f"{name} should be a torch tensor; found {type_found(value)}")
     if value.is_complex() or (value.dtype == torch.bool and not allow_bool):
         raise _Problem(f"{name} should hold real numbers; found dtype {value.dtype}")
     if shape is not None and tuple(value.shape) != tuple(shape):
@@ -124,7 +127,7 @@ def call_all(fn, calls: Sequence[Sequence]) -> list:
     """Call ``fn(*args)`` for every call; an exception becomes a ``RuntimeError`` the checks report (``NotWritten``
     for NotImplementedError)."""
     if not callable(fn):
-        return [RuntimeError(f"should be a function; found {type(fn).__name__}")] * len(calls)
+        return [RuntimeError(f"should be a function; found {type_found(fn)}")] * len(calls)
     results = []
     for args in calls:
         try:
@@ -422,8 +425,9 @@ def phi_properties(phi: torch.Tensor, T: int, d: int, atol: float = PHI_ATOL) ->
 
     Each (even, odd) column pair is the sine and cosine of one angle, a point on the unit circle; every angle
     is 0 at t = 0; each pair's angle grows by the same turn at every step (it is t times a rate of its own);
-    the first pair turns by one radian per position; and the rates shrink by one factor from pair to pair.
-    Whether that factor is the formula's is left to the hidden check.
+    the first pair turns by one radian per position; and the rates shrink by one factor from pair to pair, the
+    formula's 10000^(-2/d) (so another base, a missing factor 2 or a d typed in shows here). Whether every entry
+    is the formula's is left to the hidden check (which a table of the public sizes' values would not pass).
 
     Nothing is sampled. A right Phi in float32 rounds each angle t / 10000^(2i/d) by at most half a float32 step
     of 511 (3e-5) for the 512 positions the checks ask for, so a pair's point stays on the circle, and each turn
@@ -468,6 +472,11 @@ def phi_properties(phi: torch.Tensor, T: int, d: int, atol: float = PHI_ATOL) ->
             return (f"the turning rates shrink by {float(ratios[0]):.5f} from pair 0 to pair 1 but by "
                     f"{float(ratios[i]):.5f} from pair {i} to pair {i + 1}: the exponent grows by the same step from "
                     "pair to pair, so the rates should shrink by the same factor each time")
+        factor, want = float(ratios[0]), BASE ** (-2 / d)
+        if abs(factor / want - 1) > RATIO_RTOL:
+            return (f"the turning rates shrink by {factor:.5f} from each pair to the next; pair i's angle is "
+                    f"t / 10000^(2i/d), so at d={d} they should shrink by 10000^(-2/d) = {want:.5f}: look at the base "
+                    "10000, the factor 2 in the exponent 2i/d, and the d the function is given")
     return None
 
 

@@ -33,25 +33,25 @@ from pathlib import Path
 import torch
 
 from course_lib import check_inputs as fresh
+from course_lib.check_common import TOLERANCE, plain, sent
 from course_lib.check_failed import CheckFailed
-from course_lib.checks import (
-    TOLERANCE,
+from course_lib.glue_checks import finetune_pretrained_probe, one_step, setup_problems
+from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS
+from course_lib.span_checks import span_inputs, span_probe, span_problems
+from course_lib.synth_checks import (
     _Malformed,
-    finetune_pretrained_probe,
-    plain,
-    sent,
-    setup_problems,
-    span_inputs,
-    span_probe,
-    span_problems,
+    synth_dims,
     synthesizer_outputs,
     synthesizer_probe,
+    term_cases,
+    term_problems,
 )
-from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS
 
-SPAN_BLOCK_SIZES = (24, 50, 128, 200)  # from 24 up, 7/8 of the block plus three masks fits
-# draws per block size: enough for the truncation's two ends to the exact length at 24 and 50 (span_problems)
-SPAN_SAMPLES = (700, 1200, 1400, 2200)
+# bounds of the block sizes drawn, one per plan (sizes the handout never shows; from 17 up, 7/8 of the block plus
+# three masks fits)
+SPAN_BLOCK_SIZES = ((19, 27), (41, 63), (129, 199), (201, 255))
+# draws per plan: enough for the truncation's two ends to the exact length at the smallest block (span_problems)
+SPAN_SAMPLES = (1000, 1200, 3000, 6000)
 SYNTH_SHAPES = ((6, 3, 8), (16, 4, 12), (32, 8, 20), (12, 1, 5))  # (n_embd, n_head, block_size)
 DROPOUT_DIMS = (16, 2, 7)  # head size 8 >= T = 6: every dropped weight shows in its head's output
 DROPOUT_IDENTIFIABLE = 0.02  # an attention weight this large shows whether dropout kept it
@@ -71,7 +71,9 @@ def reference():
 # --- finetuning after pretraining (02) -----------------------------------------------------------------
 
 def finetune_pretrained_inputs(rng: random.Random) -> dict:
-    world = fresh.toy_world(rng)
+    """A toy world without dropout (train()'s one step is then the same whatever draws from torch's generator),
+    its pretrained params, and a seed."""
+    world = fresh.toy_world(rng, dropout=False)
     state = fresh.random_state(fresh.toy_model(world), rng, scale=0.1)
     # the params file travels with the job; the judge compares with its own copy of the state
     return {**world, "expected_state": state, "params_file": "pretrained.params",
@@ -82,6 +84,18 @@ def _same_state(got, want: dict) -> bool:
     return isinstance(got, dict) and set(got) == set(want) and all(
         isinstance(got[k], torch.Tensor) and got[k].shape == v.shape and torch.equal(got[k], v)
         for k, v in want.items())
+
+
+def _distance(a: dict, b: dict) -> float:
+    return float(sum(float((a[k].double() - b[k].double()).pow(2).sum()) for k in b) ** 0.5)
+
+
+def _one_step_apart(inputs: dict, fields, before: dict, after: dict) -> bool:
+    """``after`` is one step of the trainer from ``before``: within a quarter of that step's length of the judge's
+    own step (another thread count rounds the step's sums otherwise, by far less; two steps land a whole step
+    away). True when the judge cannot take the step (fields it cannot rebuild): the other checks decide then."""
+    want = one_step(inputs, fields, before)
+    return want is None or set(want) != set(after) or _distance(after, want) <= 0.25 * _distance(want, before)
 
 
 def finetune_pretrained_problems(inputs: dict, output) -> list[str]:
@@ -102,6 +116,9 @@ def finetune_pretrained_problems(inputs: dict, output) -> list[str]:
         return ["train() should train the model it is given"]
     if all(torch.equal(after[k], v) for k, v in before.items()):
         return ["train() should train the model it is given (one step of its trainer left the params unchanged)"]
+    if not _one_step_apart(inputs, output.get("trainer_config_run"), before, after):
+        return ["train() should train the model once with the trainer it is given, then save it: with that trainer "
+                "cut to one step, the params train() left are not those of one step"]
     if not isinstance(saved, dict) or set(saved) != set(after):
         return ["train() should save the model's params (its state_dict) to writing_params_path"]
     if not _same_state(saved, after):
@@ -140,12 +157,16 @@ def _dropout_case(rng: random.Random) -> dict:
 
 
 def synthesizer_hidden_inputs(rng: random.Random) -> dict:
-    """Fresh weights and inputs, with what the reference layer gives on them ("expected" keys: the judge's, never
-    sent to the student's code)."""
+    """The term cases (their own messages say which term differs), then fresh weights and inputs of fixed and
+    drawn sizes with what the reference layer gives on them ("expected" keys: the judge's, never sent to the
+    student's code)."""
+    drawn = synth_dims(rng)
     cases = [{"dims": list(dims), "state": fresh.handout_state(rng, dims), "tolerance": 1e-4,
-              "inputs": fresh.sequence_inputs(rng, dims[0], dims[2])} for dims in SYNTH_SHAPES]
-    cases = [*cases, _original_case(), _dropout_case(rng)]
+              "inputs": fresh.sequence_inputs(rng, dims[0], dims[2])} for dims in (*SYNTH_SHAPES, drawn)]
+    cases = [*term_cases(rng, drawn), *cases, _original_case(), _dropout_case(rng)]
     for case in cases:
+        if case.get("term"):
+            continue
         layer = _reference_layer(case)
         if case.get("train"):
             case["expected_weights"] = _attention_weights(layer, case["inputs"][0])
@@ -203,16 +224,35 @@ def _dropout_problems(case: dict, y: torch.Tensor) -> list[str]:
     return []
 
 
+def _heads_part(y: torch.Tensor, state: dict) -> torch.Tensor:
+    """(B, T, C) the heads' outputs side by side, before the output projection: y with the projection undone."""
+    weight, bias = state["proj.weight"].double(), state["proj.bias"].double()
+    return torch.linalg.solve(weight, (y.double() - bias).transpose(-1, -2)).transpose(-1, -2)
+
+
+def _where_differs(case: dict, y: torch.Tensor, want: torch.Tensor) -> str:
+    """Where an output first differs: its position and the head whose part (before the projection) differs."""
+    n_embd, n_head, _ = case["dims"]
+    got, ref = _heads_part(y, case["state"]), _heads_part(want, case["state"])
+    off = ((got - ref).abs() > 1e-3 * max(1.0, float(ref.abs().max()))).any(0)  # (T, C)
+    if not bool(off.any()):
+        return ""
+    t, column = (int(v) for v in off.nonzero()[0])
+    return f": first at position t={t}, in head {column // (n_embd // n_head)}'s part (before the output projection)"
+
+
 def synthesizer_hidden_problems(inputs: dict, output) -> list[str]:
-    """The same outputs as the reference layer with the same weights (eval mode, several shapes), and attention
-    dropout acting on the attention weights in training."""
+    """The term cases, the same outputs as the reference layer with the same weights (eval mode, several shapes),
+    and attention dropout acting on the attention weights in training. Each message names the term, or the
+    position and head, that differs."""
     try:
         results = synthesizer_outputs(inputs, output)
     except _Malformed as err:
         return [str(err)]
     for case, result in zip(inputs["cases"], results):
-        if case.get("train"):
-            problems = _dropout_problems(case, result["outputs"][0])
+        if case.get("term") or case.get("train"):
+            problems = (term_problems(case, result["outputs"][0]) if case.get("term")
+                        else _dropout_problems(case, result["outputs"][0]))
             if problems:
                 return problems
             continue
@@ -220,7 +260,7 @@ def synthesizer_hidden_problems(inputs: dict, output) -> list[str]:
         for x, y, want in zip(case["inputs"], result["outputs"], case["expected"]):
             if (y.double() - want.double()).norm() >= case["tolerance"] * max(1.0, float(want.norm())):
                 return [f"output differs from the expected attention for n_embd={n_embd}, n_head={n_head}, "
-                        f"T={x.size(1)}"]
+                        f"T={x.size(1)}{_where_differs(case, y, want)}"]
     return []
 
 

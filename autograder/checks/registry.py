@@ -17,7 +17,7 @@ import torch
 
 from autograder.checks import hidden as hidden_checks
 from autograder.checks import judges
-from course_lib import checks, twin_checks
+from course_lib import check_inputs, checks, twin_checks
 from course_lib.runs import RUNS
 
 
@@ -64,16 +64,21 @@ def _permuted_output_calls(seed: int) -> dict:
     return {"permuted_output": [list(c) for c in twin_checks.calls_08_a(g.T, g.d, seed)]}
 
 
+def _phi_sizes(rng: random.Random, positions: int, dimensions: int) -> list[list[int]]:
+    """The notebook's (512, 16) and three (T, d) the handout never shows: T from 9 to ``positions``, d even, from
+    14 to ``dimensions`` (a d typed in, say the 16 of the notebook's first size, is then wrong at all three)."""
+    evens = [d for d in range(14, dimensions + 1, 2) if d not in check_inputs.HANDOUT_NUMBERS]
+    return [[512, 16], *([check_inputs.draw_size(rng, 9, positions), rng.choice(evens)] for _ in range(3))]
+
+
 def _phi_inputs(rng: random.Random) -> dict:
-    """The public check's kind of sizes: the notebook's (512, 16) and a few small ones."""
-    calls = [[512, 16], *([rng.randint(3, 80), 2 * rng.randint(1, 12)] for _ in range(3))]
-    return {"calls": {"position_embeddings": calls}}
+    """The public check's kind of sizes: the notebook's (512, 16) and three drawn ones up to 80 x 24."""
+    return {"calls": {"position_embeddings": _phi_sizes(rng, 80, 24)}}
 
 
 def _phi_hidden_inputs(rng: random.Random) -> dict:
-    """The hidden check's sizes: one position up to 300, up to 64 dimensions (float32 stays within 1e-4 there)."""
-    calls = [[512, 16], *([rng.randint(1, 300), 2 * rng.randint(1, 32)] for _ in range(3))]
-    return {"calls": {"position_embeddings": calls}}
+    """The hidden check's sizes: drawn up to 300 positions and 64 dimensions (float32 stays within 1e-4 there)."""
+    return {"calls": {"position_embeddings": _phi_sizes(rng, 300, 64)}}
 
 
 GLUE = ("initialize_vanilla_model", "finetune")

@@ -9,6 +9,9 @@ from autograder.checks import registry
 from autograder.inside.probes import PROBES
 from course_lib import checks
 from course_lib.attention import SynthesizerAttentionBase
+from course_lib.check_failed import CheckFailed
+from course_lib.check_inputs import HANDOUT_NUMBERS, HEAD_COUNTS, LAYER_COUNTS
+from course_lib.model import GPT, GPTConfig
 from course_lib.checks import (check_finetune_config, check_pretrain_config, check_span_corruption_basic,
                                check_synthesizer_model, check_synthesizer_shapes)
 
@@ -57,3 +60,37 @@ def test_a_failure_names_its_seed_and_the_seed_replays_it(reference):
     assert str(first.value) == str(again.value)
     a, b = (checks.span_inputs(random.Random(7)) for _ in range(2))
     assert a["plans"][0]["draws"] == b["plans"][0]["draws"] and a["plans"][0]["corpus"] == b["plans"][0]["corpus"]
+
+
+@pytest.mark.parametrize(("init", "said"), [
+    (lambda mconf: GPT(GPTConfig(mconf.vocab_size, 128)),
+     "initialize_vanilla_model should build the course's GPT from the config it is given: the model it returned has "
+     "another block_size, n_layer and n_embd than that config"),
+    (lambda mconf: None, "initialize_vanilla_model should return the course's GPT built from the config it is given; "
+                         "it returned a NoneType"),
+])
+def test_an_init_that_ignores_the_config_is_explained_in_one_line(reference, init, said):
+    """Does 02's public cell say in one line that the model ignores its config (issue 40: a raw load_state_dict
+    traceback), followed only by the seed's line?"""
+    with pytest.raises(CheckFailed) as failed:
+        check_finetune_config(init, reference.finetune, seed=5)
+    first, seed_line = str(failed.value).splitlines()
+    assert first == said and seed_line.startswith("(inputs of seed 5")
+
+
+def test_public_checks_draw_no_handout_number(reference):
+    """Does every public check's inputs, on 30 seeds, hold no block size, width or length the handout shows (so an
+    answer that types one in fails on every seed)?"""
+    for seed in range(30):
+        rng = random.Random(seed)
+        world = checks.finetune_config_inputs(rng)
+        model = world["model"]
+        assert not {world["block_size"], model["n_embd"], model["n_embd"] // model["n_head"]} & HANDOUT_NUMBERS
+        assert model["n_head"] in HEAD_COUNTS and model["n_layer"] in LAYER_COUNTS
+        assert not {model[f] for f in ("embd_pdrop", "resid_pdrop", "attn_pdrop")} & {0.0, 0.1}
+        assert not {plan["block_size"] for plan in checks.span_inputs(rng)["plans"]} & HANDOUT_NUMBERS
+        for case in checks.synthesizer_public_inputs(rng)["cases"]:
+            n_embd, n_head, block_size = case["dims"]
+            assert not {n_embd, n_embd // n_head, block_size} & HANDOUT_NUMBERS and n_head in HEAD_COUNTS
+        config = checks.synthesizer_model_inputs(rng)["config"]
+        assert not {config["n_embd"], config["block_size"], config["vocab_size"]} & HANDOUT_NUMBERS

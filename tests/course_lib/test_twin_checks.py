@@ -324,6 +324,7 @@ WRONG_08_B = {
     "transposed (d, T)": lambda: lambda T, d: _phi(T, d).T.contiguous(),
     "a numpy array": lambda: lambda T, d: _phi(T, d).numpy(),
     "raises": lambda: lambda T, d: 1 / 0,
+    "d typed in as 16": lambda: lambda T, d: _phi(T, d, exponent=lambda i, _: 2 * i / 16),
 }
 PUBLIC_SIZES = [(512, 16), (7, 6), (40, 10), (3, 2)]  # the notebook's public cell
 
@@ -501,12 +502,48 @@ def test_08_b_hidden_check_is_a_cell_of_its_own():
     assert points == {g: registry.BY_ID[g].points for g in points} and sum(points.values()) == 1
 
 
-def test_public_08_b_check_looks_at_properties_not_the_formula():
-    """Does the public check pass a Phi with another base (it cannot know the base) that the hidden check fails?"""
-    other_base = lambda T, d: _phi(T, d, base=1000.0)  # noqa: E731
-    assert tc.check_08_b(other_base, PUBLIC_SIZES) == []
-    [message] = hidden_twins.problems_08_b_exact(PUBLIC_SIZES, tc.call_all(other_base, PUBLIC_SIZES))
-    assert "shrink too slowly" in message  # base 1000: every rate 1000^(-2i/d) is larger than the formula's
+def _phi_columns_exponent(T, d):
+    """The exponent taken over the columns 0..d-1 (j/d), its first d/2 values used for the pairs: 10000^(i/d)."""
+    t = torch.arange(T, dtype=DTYPE)[:, None]
+    rate = 10000.0 ** (torch.arange(d, dtype=DTYPE) / d)[: d // 2]
+    phi = torch.zeros(T, d, dtype=DTYPE)
+    phi[:, 0::2], phi[:, 1::2] = torch.sin(t / rate), torch.cos(t / rate)
+    return phi
+
+
+FACTOR_SLIPS = {  # issue 40: each passed the public check and was first found by the hidden one
+    "base 1000": lambda T, d: _phi(T, d, base=1000.0),
+    "the factor 2 left out": lambda T, d: _phi(T, d, exponent=lambda i, d: i / d),
+    "d typed in as 16 (the cell's first size)": lambda T, d: _phi(T, d, exponent=lambda i, _: 2 * i / 16),
+    "exponent over the columns 0..d-1, then sliced": _phi_columns_exponent,
+}
+
+
+@pytest.mark.parametrize("slip", list(FACTOR_SLIPS))
+def test_public_08_b_check_names_the_factor_slips(slip):
+    """Does the public check (the notebook's cell, and the grader's 08-b-test on 20 seeds) fail another base, a
+    missing factor 2, a d typed in and an exponent over the columns, naming the rates' factor 10000^(-2/d)?"""
+    fn = FACTOR_SLIPS[slip]
+    [message] = tc.check_08_b(fn, PUBLIC_SIZES)
+    assert "should shrink by 10000^(-2/d)" in message, message
+    for seed in range(20):
+        [message] = _judge_one("08-b-test", fn, seed)
+        assert "should shrink by 10000^(-2/d)" in message, (seed, message)
+
+
+def test_a_numpy_answer_is_named_as_one_at_grading():
+    """Does a twin handed in as a numpy array get "found numpy.ndarray" from the grader's judge, which receives the
+    wire's repr of it (issue 40: it said "found str")?"""
+    from autograder.inside import wire
+
+    for gid, output in (("07-a-test", {"q_copy": (20.0 * K7[2]).numpy()}),
+                        ("08-b-test", {"position_embeddings": [_phi(T, d).numpy() for T, d in PUBLIC_SIZES]})):
+        check = registry.BY_ID[gid]
+        inputs = check.inputs(random.Random(0))
+        if gid == "08-b-test":
+            output = {"position_embeddings": [_phi(T, d).numpy() for T, d in inputs["calls"]["position_embeddings"]]}
+        [message] = check.judge(inputs, wire.loads(wire.dumps(output)))
+        assert "should be a torch tensor; found numpy.ndarray" in message, message
 
 
 def test_hidden_08_b_messages_hold_no_value_of_the_formula():
@@ -897,6 +934,8 @@ SLIPS_08_B = {
     "another factor on i in the exponent": _another(2.0, 0.5, 6.0).map(
         lambda k: lambda T, d: _phi(T, d, exponent=lambda i, d: k * i / d)),
     "exponent off by one": st.just(lambda T, d: _phi(T, d, exponent=lambda i, d: 2 * (i + 1) / d)),
+    "a width typed in": st.sampled_from([16, 32, 64, 128, 256, 512]).map(
+        lambda w: lambda T, d: _phi(T, d, exponent=lambda i, _: 2 * i / w)),
     "the column index in the exponent": st.just(lambda T, d: _phi(T, d, exponent=lambda i, d: 4 * i / d)),
     "integer division in the exponent": st.just(lambda T, d: _phi(T, d, exponent=lambda i, d: torch.div(
         2 * i, d, rounding_mode="floor"))),

@@ -149,13 +149,15 @@ def finetune(*args, **kwargs):
     raise type("E" + "NV" * 1600, (Exception,), {})("x" * 5000)
 '''
 
-# right at the public check's block size (50), wrong at every size the runs use: no pretrained-run point
+# right at the public check's block sizes (drawn from two ranges), wrong at every other: no pretrained-run point
 SPAN_PUBLIC_ONLY = '''
+from course_lib.span_checks import SPAN_PUBLIC
 _right = CharCorruptionDataset.__getitem__
-def _only_at_50(self, idx):
+def _only_at_the_public_sizes(self, idx):
     x, y = _right(self, idx)
-    return (x, y) if self.block_size == 50 else (x.flip(0), y.flip(0))
-CharCorruptionDataset.__getitem__ = _only_at_50
+    public = any(low <= self.block_size <= high for low, high in SPAN_PUBLIC["block_sizes"])
+    return (x, y) if public else (x.flip(0), y.flip(0))
+CharCorruptionDataset.__getitem__ = _only_at_the_public_sizes
 '''
 
 NETWORK = '''
