@@ -60,17 +60,20 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
     # collect copies what students left in the exchange by hand with its links as links (dropped by the collect step)
     c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.LinkSafeCollect"
-    # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only, and
-    # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run): its own
-    # lists of steps, with these added
+    # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only,
+    # repairs a grade_id that JupyterLab's Split Cell repeated (nbgrader's DeduplicateIds fails the whole student),
+    # and keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run): its
+    # own lists of steps, with these added or in place
     from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute
+    from nbgrader.preprocessors import DeduplicateIds, Execute
 
     from autograder.nbgrader_glue.capped_execute import CappedExecute
     from autograder.nbgrader_glue.collected_only import OnlyCollectedCopies
+    from autograder.nbgrader_glue.split_cells import SplitCellIds
 
     steps = Autograde.class_traits()
-    c.Autograde.sanitize_preprocessors = [OnlyCollectedCopies, *steps["sanitize_preprocessors"].default()]
+    c.Autograde.sanitize_preprocessors = [OnlyCollectedCopies, *(SplitCellIds if step is DeduplicateIds else step
+                                                                 for step in steps["sanitize_preprocessors"].default())]
     c.Autograde.autograde_preprocessors = [CappedExecute if step is Execute else step
                                            for step in steps["autograde_preprocessors"].default()]
 
