@@ -31,8 +31,9 @@ def data_inputs(settings: Settings) -> dict[str, Path]:
 PROBE_ENV = {"NBGRADER_EXECUTION": "autograde", "COURSE_DATA_DIR": "{job}/data", "COURSE_OUT_DIR": "{tmp}/outputs"}
 # the probe job runs every cell, as Run All does: training cells load the runs' saved outputs from the run logs and
 # predictions handed in, read-only, where nbgrader's kernel finds them (outputs/ beside the notebooks; no params: no
-# cell reads them while grading); plots draw on matplotlib's Agg, which shows nothing (widgets do nothing while grading)
-RUN_ALL_ENV = {"COURSE_OUT_DIR": "{job}/" + OUTPUTS, "MPLBACKEND": "Agg"}
+# cell reads them while grading); the course's plots draw nothing (course_lib.plots) and a student's own draw on
+# matplotlib's Agg, which shows nothing (widgets do nothing while grading)
+RUN_ALL_ENV = {"COURSE_OUT_DIR": "{job}/" + OUTPUTS, "COURSE_PLOTS": "off", "MPLBACKEND": "Agg"}
 LOG_TAIL = 12000  # characters of the probe job's output kept in the instructor's log (every cell prints there now)
 
 
