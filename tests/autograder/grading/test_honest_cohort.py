@@ -324,7 +324,9 @@ def course(tmp_path_factory, world_dir, world_answers, smoke_runs):
 
     copy("reference")
     shapes = {"reference": ["the reference"], **_shapes(submitted, copy)}
-    return dict(dir=course, answers=Path(answers), env=env, students=sorted(shapes), shapes=shapes, world=world_dir)
+    data = Path(shutil.copytree(world_dir, course / "data"))  # the course's data, as readable as an instructor's: the
+    data.chmod(0o755)  # grading kernel reads it as nobody (a pytest folder is the owner's only)
+    return dict(dir=course, answers=Path(answers), env=env, students=sorted(shapes), shapes=shapes, world=data)
 
 
 def _notebooks(student_folder: Path) -> dict[str, bytes]:
