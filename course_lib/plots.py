@@ -2,15 +2,30 @@
 
 Every plot has a title and labelled axes; heatmaps use a colour map whose lightness rises
 monotonically, so they read the same printed in grey and to colour-blind readers; two bar
-series differ in pattern as well as colour.
+series differ in pattern as well as colour. With ``COURSE_PLOTS=off`` they draw nothing and
+return None: the score of record's probe job runs every cell, as Run All does, and shows its
+plots to nobody (drawing them cost most of a CPU-second a submission); widgets are inert
+while grading anyway.
 """
 from __future__ import annotations
+
+import functools
+import os
 
 import numpy as np
 import torch
 
 # lightness rises from end to end (unlike jet, rainbow or RdBu, whose two ends are equally dark in grey)
 CMAP = "viridis"
+OFF = ("COURSE_PLOTS", "off")  # the environment variable, and the value, that turn every plot off
+
+
+def _drawn(plot):
+    """``plot``, or nothing where plots are off."""
+    @functools.wraps(plot)
+    def draw(*args, **kwargs):
+        return None if os.environ.get(OFF[0]) == OFF[1] else plot(*args, **kwargs)
+    return draw
 
 
 def pyplot():
@@ -21,6 +36,7 @@ def pyplot():
     return plt
 
 
+@_drawn
 def plot_loss(history: list[dict], title: str = "training loss", ax=None, smooth: int = 20):
     """Loss per step, with a running mean over ``smooth`` steps."""
     ax = ax or pyplot().subplots(figsize=(7, 3.5))[1]
@@ -37,6 +53,7 @@ def plot_loss(history: list[dict], title: str = "training loss", ax=None, smooth
     return ax
 
 
+@_drawn
 def plot_accuracies(rows: list[tuple[str, float]], baseline: float, ax=None,
                     title: str = "dev accuracy per model"):
     """Bar chart of dev accuracy per model, with the majority-place baseline as a line."""
@@ -51,6 +68,7 @@ def plot_accuracies(rows: list[tuple[str, float]], baseline: float, ax=None,
     return ax
 
 
+@_drawn
 def plot_stored_vs_answered(rows: dict[str, tuple[float, float]], ax=None,
                             title: str = "what each model stored, and what it answers"):
     """Per model, the share of dev biographies it completes with the right place after
@@ -72,6 +90,7 @@ def plot_stored_vs_answered(rows: dict[str, tuple[float, float]], ax=None,
     return ax
 
 
+@_drawn
 def plot_attention_maps(maps: dict[str, torch.Tensor], tokens: list[str] | None = None):
     """One heatmap per named (T, T) attention matrix, side by side."""
     fig, axes = pyplot().subplots(1, len(maps), figsize=(4.5 * len(maps), 4), squeeze=False)
@@ -88,6 +107,7 @@ def plot_attention_maps(maps: dict[str, torch.Tensor], tokens: list[str] | None 
     return fig
 
 
+@_drawn
 def plot_histograms(values: dict[str, list[float]], bins: int = 30, xlabel: str | None = None):
     """One histogram per named list, side by side; the x axis says ``xlabel`` (default: the list's name)."""
     fig, axes = pyplot().subplots(1, len(values), figsize=(4.5 * len(values), 3), squeeze=False)
@@ -100,6 +120,7 @@ def plot_histograms(values: dict[str, list[float]], bins: int = 30, xlabel: str 
     return fig
 
 
+@_drawn
 def plot_position_embeddings(phi: torch.Tensor, title: str = "sinusoidal position embeddings"):
     """A (T, d) position-embedding matrix as a heatmap: position along x, dimension along y."""
     fig, ax = pyplot().subplots(figsize=(7, 3))

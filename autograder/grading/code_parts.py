@@ -1,5 +1,6 @@
-"""The checks' half of a grading: one confined probe job runs every check's probe on fresh inputs; each output is
-judged here, in the grader's own process (``autograder.checks.registry`` names the probe and judge of each check).
+"""The checks' half of a grading: one confined probe job runs the student's notebooks as Jupyter's Run All does and
+every check's probe on fresh inputs where its test cell stands; each output is judged here, in the grader's own process
+(``autograder.checks.registry`` names the probe and judge of each check).
 
 Nothing the job says about itself counts: a missing or malformed output is that check's zero, and a probe that
 did not return becomes a reason from the fixed vocabulary of ``autograder.exports.reasons``.
@@ -12,6 +13,7 @@ import traceback
 from pathlib import Path
 
 from autograder.checks import registry
+from autograder.collecting.collect import OUTPUTS
 from autograder.confinement.jobs import run_job
 from autograder.exports import reasons
 from autograder.grading.results import OUT_OF_TIME, Budget, PartResult, Settings
@@ -27,6 +29,18 @@ def data_inputs(settings: Settings) -> dict[str, Path]:
 
 # what a student's extra cells find while the probe job loads their notebooks: grading mode, the course data
 PROBE_ENV = {"NBGRADER_EXECUTION": "autograde", "COURSE_DATA_DIR": "{job}/data", "COURSE_OUT_DIR": "{tmp}/outputs"}
+# the probe job runs every cell, as Run All does: training cells load the runs' saved outputs from the run logs and
+# predictions handed in, read-only, where nbgrader's kernel finds them (outputs/ beside the notebooks; no params: no
+# cell reads them while grading); the course's plots draw nothing (course_lib.plots) and a student's own draw on
+# matplotlib's Agg, which shows nothing (widgets do nothing while grading)
+RUN_ALL_ENV = {"COURSE_OUT_DIR": "{job}/" + OUTPUTS, "COURSE_PLOTS": "off", "MPLBACKEND": "Agg"}
+LOG_TAIL = 12000  # characters of the probe job's output kept in the instructor's log (every cell prints there now)
+
+
+def saved_runs(folder: Path) -> dict[str, Path]:
+    """The run logs and predictions handed in beside the notebooks, for the probe job's training cells."""
+    names = sorted(registry.RUN_LOGS | {name for p in registry.RUN_PARTS for name in (p.dev, p.test)})
+    return {f"{OUTPUTS}/{name}": folder / OUTPUTS / name for name in names if (folder / OUTPUTS / name).is_file()}
 
 
 def error_reason(error, check: registry.Check, failed: dict, notes: dict[str, str] | None = None) -> str:
@@ -76,9 +90,10 @@ def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: 
                    "checks": [{"grade_id": c.grade_id, "notebook": c.notebook, "needs": list(c.needs),
                                "probe": c.probe, "seconds": c.seconds,
                                "inputs": registry.sent_inputs(c, inputs[c.grade_id])} for c in registry.CHECKS]}
-        job = run_job("probe", request, {**{p.name: p for p in notebooks}, **files, **data_inputs(settings)},
-                      timeout, settings.limits, settings.confined, env={**PROBE_ENV, "COURSE_PRESET": settings.preset})
-    log.append(f"probe job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n{job.log[-4000:]}")
+        given = {**{p.name: p for p in notebooks}, **saved_runs(notebooks[0].parent), **files, **data_inputs(settings)}
+        job = run_job("probe", request, given, timeout, settings.limits, settings.confined,
+                      env={**PROBE_ENV, **RUN_ALL_ENV, "COURSE_PRESET": settings.preset})
+    log.append(f"probe job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n{job.log[-LOG_TAIL:]}")
     if job.problem:
         return [PartResult(c.grade_id, 0.0, c.points, f"your notebooks {job.problem}") for c in registry.CHECKS]
     answer = job.answer if isinstance(job.answer, dict) else {}

@@ -1,9 +1,10 @@
 """The sandbox's entry point: ``python -I -c 'from inside.job import main; main()' JOB REQUEST ANSWER_FD``.
 
 Jobs:
-  probe    load the student's notebooks (each on its own, so one broken notebook
-           does not hide the others) and run each requested probe on the
-           grader's inputs; per check, the raw output or what stopped it.
+  probe    run the student's notebooks as Jupyter's Run All does (each on its own,
+           so one broken notebook does not hide the others) and, where each
+           check's test cell stands, its probe on the grader's inputs; per check,
+           the raw output or what stopped it.
   decode   no student code: answer questions with trusted model code and the
            submitted params (loaded with ``weights_only``), for the run parts.
   retrain  the audit: the student's notebooks carry out the named training runs
@@ -53,20 +54,31 @@ def _error(kind: str, err: BaseException | None = None) -> dict:
     return out
 
 
-def load_one(path: str, index: int, cell_seconds: float | None) -> tuple[dict, dict | None, list[str]]:
-    """One notebook's names, loaded as nbgrader runs it (past a failing cell); what went wrong, if anything."""
-    from course_lib.notebook_loader import NotebookLoadError, load_notebooks
+def load_one(path: str, index: int, cell_seconds: float | None, skip_tags=None,
+             at_test=None) -> tuple[dict, dict | None, list[str]]:
+    """One notebook's names, loaded as nbgrader runs it (past a failing cell); what went wrong, if anything.
+    ``skip_tags`` and ``at_test`` as in ``course_lib.notebook_loader.load_notebooks`` (default: its SKIP_TAGS)."""
+    from course_lib.notebook_loader import SKIP_TAGS, NotebookLoadError, load_notebooks
 
     try:
-        module = load_notebooks([path], module_name=f"submission_{index}", errors="record", cell_seconds=cell_seconds)
+        module = load_notebooks([path], module_name=f"submission_{index}", errors="record", cell_seconds=cell_seconds,
+                                skip_tags=SKIP_TAGS if skip_tags is None else skip_tags, at_test=at_test)
     except NotebookLoadError:
         return {}, {"kind": "unreadable"}, []
+    for labels in module.__repeated__:  # for the instructor: a cell split or copied in JupyterLab
+        print(f"[grader] one grade_id in {len(labels)} cells, each run in order (a check at the last): "
+              f"{'; '.join(labels)}", flush=True)
     failed = None
     if module.__errors__:
         first = module.__errors__[0]
         where = first.label + (f" line {first.line}" if first.line else "")
         failed = {"kind": "cell", "type": first.kind, "where": where, "count": len(module.__errors__)}
-    return {k: v for k, v in vars(module).items() if not k.startswith("__")}, failed, module.__not_written__
+    return _own(vars(module)), failed, module.__not_written__
+
+
+def _own(names: dict) -> dict:
+    """A notebook's names without the module's own (``__name__``, ``__errors__``, ...)."""
+    return {k: v for k, v in names.items() if not k.startswith("__")}
 
 
 def load_parts(paths: list[str], cell_seconds: float | None = None) -> tuple[types.SimpleNamespace, dict, list[str]]:
@@ -89,14 +101,16 @@ def _alarm(signum, frame):
 
 
 def _run_check(probes: dict, check: dict, parts: types.SimpleNamespace) -> dict:
-    """One probe on the grader's inputs, in the names of the check's own notebook: its raw output or what stopped it."""
+    """One probe on the grader's inputs, in the names of the check's own notebook: its raw output (encoded for the
+    wire at once, so a later cell that changes a tensor in place changes nothing) or what stopped it."""
     missing = [n for n in check["needs"] if not hasattr(parts, n)]
     if missing:
         return {"error": {"kind": "missing", "names": missing}}
+    signal.signal(signal.SIGALRM, _alarm)  # the notebook's cells may have taken the alarm for themselves
     signal.alarm(max(1, int(check.get("seconds", 60))))
     started = time.monotonic()
     try:
-        return {"output": probes[check["probe"]](parts, check["inputs"])}
+        return {"output": wire.encode(probes[check["probe"]](parts, check["inputs"]))}
     except NotImplementedError as err:
         return {"error": _error("not_written", err)}
     except CheckTimeout as err:
@@ -111,8 +125,13 @@ def _run_check(probes: dict, check: dict, parts: types.SimpleNamespace) -> dict:
 
 
 def probe(request: dict) -> dict:
-    """Each notebook as its own kernel would run it: the process-wide settings put back first, its cells, then the
-    checks of that notebook on its own names only (a name or a setting of 08 never reaches 07's checks)."""
+    """Each notebook as its own kernel runs it under Run All: the process-wide settings put back first, then every
+    cell in order, each check's probe where its test cell stands, on the names as they are there (a later cell that
+    rebinds a name changes nothing; a name or a setting of 08 never reaches 07's checks). A check whose test cell is
+    not in the notebook runs on the notebook's final names. A notebook with no check is not run: its kernel's names
+    reach no check."""
+    from course_lib.notebook_loader import RUN_ALL
+
     from .probes import PROBES
 
     probes = dict(PROBES)  # taken before any student code runs (it could rebind the module's table)
@@ -121,17 +140,25 @@ def probe(request: dict) -> dict:
     answers = {"failed_notebooks": {}, "not_written": [], "checks": {}}
     waiting = list(request["checks"])
     for i, path in enumerate(request["notebooks"]):
+        mine = {c["grade_id"]: c for c in waiting if f"{c['notebook']}.ipynb" == os.path.basename(path)}
+        waiting = [c for c in waiting if c["grade_id"] not in mine]
+        if not mine:
+            continue
+
+        def at_test(grade_id: str, names: dict, mine: dict = mine) -> None:
+            if grade_id in mine:  # the grader's check where its test cell stands; the cell itself never runs
+                parts = types.SimpleNamespace(**_own(names))
+                answers["checks"][grade_id] = _run_check(probes, mine.pop(grade_id), parts)
+
         fresh.restore()
-        names, problem, unwritten = load_one(path, i, request.get("cell_seconds"))
+        began = time.monotonic()
+        names, problem, unwritten = load_one(path, i, request.get("cell_seconds"), RUN_ALL, at_test)
+        print(f"[grader] {os.path.basename(path)}: run and checked in {time.monotonic() - began:.1f} s", flush=True)
         if problem:
             answers["failed_notebooks"][os.path.basename(path)] = problem
         answers["not_written"] += [w for w in unwritten if CELL_LABEL.match(w)]
-        parts = types.SimpleNamespace(**names)
-        mine = [c for c in waiting if f"{c['notebook']}.ipynb" == os.path.basename(path)]
-        for check in mine:
-            signal.signal(signal.SIGALRM, _alarm)  # the notebook's cells may have taken the alarm for themselves
-            answers["checks"][check["grade_id"]] = _run_check(probes, check, parts)
-        waiting = [c for c in waiting if c not in mine]
+        for check in mine.values():  # its test cell is not in the notebook
+            answers["checks"][check["grade_id"]] = _run_check(probes, check, types.SimpleNamespace(**names))
     for check in waiting:  # their notebook is not in the submission
         answers["checks"][check["grade_id"]] = {"error": {"kind": "missing", "names": list(check["needs"])}}
     fresh.restore()

@@ -72,19 +72,22 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     c.ExchangeFactory.release_feedback = "autograder.nbgrader_glue.release_feedback.UnitReleaseFeedback"
     # a feedback page is made only of a notebook within the size cap and a budget of JSON values
     c.GenerateFeedback.exporter_class = "autograder.nbgrader_glue.feedback.BoundedHTMLExporter"
-    # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only, and
+    # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only,
+    # repairs a grade_id that JupyterLab's Split Cell repeated (nbgrader's DeduplicateIds fails the whole student),
     # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run), and warns
     # of a locked cell a student changed but not of every honest submission's hidden tests (restore_cells.py says
     # why): its own lists of steps, with these added or put in place
     from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute, OverwriteCells
+    from nbgrader.preprocessors import DeduplicateIds, Execute, OverwriteCells
 
     from autograder.nbgrader_glue.capped_execute import CappedExecute
     from autograder.nbgrader_glue.collected_only import OnlyCollectedCopies
     from autograder.nbgrader_glue.restore_cells import RestoreLockedCells
+    from autograder.nbgrader_glue.split_cells import SplitCellIds
 
     steps = Autograde.class_traits()
-    c.Autograde.sanitize_preprocessors = [OnlyCollectedCopies, *(RestoreLockedCells if step is OverwriteCells else step
+    replaced = {OverwriteCells: RestoreLockedCells, DeduplicateIds: SplitCellIds}
+    c.Autograde.sanitize_preprocessors = [OnlyCollectedCopies, *(replaced.get(step, step)
                                                                  for step in steps["sanitize_preprocessors"].default())]
     c.Autograde.autograde_preprocessors = [CappedExecute if step is Execute else step
                                            for step in steps["autograde_preprocessors"].default()]

@@ -125,3 +125,47 @@ def test_a_cell_past_its_time_limit_is_stopped_and_the_rest_loads(tmp_path):
                                            new_code_cell("after = 1")])
     module = load_notebooks([path], errors="record", cell_seconds=0.5)
     assert module.after == 1 and [e.kind for e in module.__errors__] == ["CellTimeout"]
+
+
+def _tagged(source, *tags):
+    cell = new_code_cell(source)
+    cell.metadata["tags"] = list(tags)
+    return cell
+
+
+def _answer(source, grade_id="answer"):
+    cell = new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": False, "solution": True, "grade_id": grade_id, "locked": False,
+                                 "schema_version": 3, "task": False}
+    return cell
+
+
+def test_run_all_runs_every_cell_and_each_test_cell_sees_the_names_above_it(tmp_path):
+    """With skip_tags=RUN_ALL, do exploration and training cells run in order (an answer may use their names), and
+    is ``at_test`` called at each test cell with the names as they stand there, a later rebinding not counting?"""
+    from course_lib.notebook_loader import RUN_ALL
+
+    path = _write(tmp_path / "nb.ipynb", [
+        _tagged("given = 20", "explore"), _tagged("trained = 'loaded'", "training"),
+        _answer("result = given + 1"), _test_cell("assert False, 'the test cell itself never runs here'"),
+        _tagged("result = 'rebound by an exploration'", "explore")])
+    seen = {}
+    module = load_notebooks([path], skip_tags=RUN_ALL, errors="record",
+                            at_test=lambda gid, names: seen.update({gid: dict(names)}))
+    assert seen["t"]["result"] == 21 and seen["t"]["trained"] == "loaded"
+    assert "In" not in seen["t"] and "get_ipython" not in seen["t"]  # the notebook's own names only
+    assert module.result == "rebound by an exploration" and module.__errors__ == []
+    assert load_notebooks([path], errors="record").__errors__[0].kind == "NameError"  # `given` is an exploration's
+
+
+def test_a_repeated_grade_id_runs_every_cell_and_is_checked_at_its_last_test_cell(tmp_path):
+    """When a cell split (or copied) in JupyterLab repeats a grade_id, do all its cells run in order, is the check
+    placed at the last test cell of the grade_id (the one nbgrader keeps), and are the cells listed?"""
+    path = _write(tmp_path / "02_nb.ipynb", [
+        _answer("def f():\n    return 1"), _answer("result = f() + 1"), _test_cell("pass"),
+        new_code_cell("result = 'after the first copy'"), _test_cell("pass")])
+    seen = []
+    module = load_notebooks([path], errors="record", at_test=lambda gid, names: seen.append((gid, names["result"])))
+    assert seen == [("t", "after the first copy")]
+    assert module.__repeated__ == [["02_nb.ipynb cell 0 (answer)", "02_nb.ipynb cell 1 (answer)"],
+                                   ["02_nb.ipynb cell 2 (t)", "02_nb.ipynb cell 4 (t)"]]

@@ -132,3 +132,23 @@ def test_loading_the_notebooks_leaves_pyplot_unimported():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("switch, imported", [("off", "False"), ("", "True")])
+def test_plots_are_off_where_nobody_sees_them(tmp_path, world_dir, switch, imported):
+    """Does Run All of the solution notebooks while grading, as the score of record's probe job runs them, draw no
+    plot with COURSE_PLOTS=off (pyplot never imported), and draw them without it?"""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom course_lib.notebook_loader import RUN_ALL, load_notebooks, notebook_paths\n"
+            f"for path in notebook_paths({str(SOLUTIONS)!r}):\n"
+            "    load_notebooks([path], module_name=path.stem[:2], skip_tags=RUN_ALL, errors='record')\n"
+            "print('matplotlib.pyplot' in sys.modules)")
+    env = dict(os.environ, NBGRADER_EXECUTION="autograde", COURSE_DATA_DIR=str(world_dir),
+               COURSE_OUT_DIR=str(tmp_path), COURSE_PLOTS=switch, MPLBACKEND="Agg")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=SOLUTIONS,
+                          env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == imported

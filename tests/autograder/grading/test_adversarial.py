@@ -186,6 +186,13 @@ def _with_cell(folder: Path, name: str, source: str, index: int = 2) -> None:
     nbformat.write(nb, folder / name)
 
 
+def _after(folder: Path, name: str, grade_id: str) -> int:
+    """The index just after the cell of ``grade_id``: a cell there is what that answer's test cells see (a check
+    runs where its test cell stands)."""
+    nb = nbformat.read(folder / name, as_version=4)
+    return 1 + next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
 @pytest.fixture(scope="module")
 def cohort(tmp_path_factory, world_dir, world_answers, smoke_runs):
     """Two references with smoke runs, and one hostile student per attack between them."""
@@ -217,7 +224,9 @@ def cohort(tmp_path_factory, world_dir, world_answers, smoke_runs):
     secrets = [str(answers), str(grader_only / "gradebook.db"), str(SOLUTIONS / "05_synthesizer.ipynb"),
                str(REPO / ".git" / "HEAD"), str(ref / "outputs" / "vanilla.finetune.params"), str(submitted),
                "/etc/shadow", str(Path(tempfile.gettempdir()))]
-    _with_cell(solved("reads_secrets"), "08_position_embeddings.ipynb", f"PATHS = {secrets!r}\n" + READ_SECRETS, 99)
+    reader = solved("reads_secrets")
+    _with_cell(reader, "08_position_embeddings.ipynb", f"PATHS = {secrets!r}\n" + READ_SECRETS,
+               _after(reader, "08_position_embeddings.ipynb", "08-b-code"))
     _with_cell(blank("kills_others"), NB02, KILL_OTHERS)
     links = submitted / "symlinks" / "a5"
     links.mkdir(parents=True)
@@ -244,7 +253,8 @@ def cohort(tmp_path_factory, world_dir, world_answers, smoke_runs):
     listener.listen(8)
     listener.settimeout(0.5)
     _with_cell(blank("network"), NB02, f"PORT = {listener.getsockname()[1]}\n" + NETWORK)
-    _with_cell(blank(FORMULA_ID), NB02, FORMULA_ERROR, index=99)
+    formula = blank(FORMULA_ID)
+    _with_cell(formula, NB02, FORMULA_ERROR, index=_after(formula, NB02, "02-glue"))
     _with_cell(solved("span_public_only"), "03_span_corruption.ipynb", SPAN_PUBLIC_ONLY, index=3)
     oversized = blank("oversized_params")
     (oversized / "outputs").mkdir()

@@ -6,7 +6,9 @@ answer cells, other notebook format versions and line ends, saved outputs, predi
 with Windows line ends or a byte-order mark or a trailing blank line, thousands of other files,
 run files at the top, hard links (a backup, a cohort gathered with ``cp -al``), ids nbgrader
 accepts, and other correct code (span corruption drawn with torch, an einsum synthesizer with
-its mask a persistent buffer, params saved through DataParallel, the twins written other ways).
+its mask a persistent buffer, params saved through DataParallel, the twins written other ways), and
+notebooks run as Jupyter's Run All runs them (an answer using an exploration cell's name, a checked name
+rebound after its test cell passed, cells split in JupyterLab).
 Both graders run on the cohort with the instructor's commands, as root with confinement:
 ``autograder autograde`` (nbgrader, in the grading kernel) and ``autograder grade`` (the score of
 record, into the same gradebook). Every student must get the reference's score in both.
@@ -34,6 +36,7 @@ from autograder import confinement
 from autograder.__main__ import main
 from autograder.exports.csv_safe import unescape_cell
 from conftest import REPO, SOLUTIONS
+from jupyterlab_edits import split_cell
 
 pytestmark = [pytest.mark.timeout(1500),
               pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]
@@ -133,6 +136,15 @@ def _add_cell(folder: Path, name: str, source: str, index: int = 99) -> None:
 
 def _answer(nb, grade_id: str):
     return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def _add_cell_after(folder: Path, name: str, grade_id: str, source: str) -> None:
+    _edit(folder, name, lambda nb: nb.cells.insert(nb.cells.index(_answer(nb, grade_id)) + 1,
+                                                   nbformat.v4.new_code_cell(source)))
+
+
+def _split(folder: Path, name: str, grade_id: str, at: str) -> None:
+    _edit(folder, name, lambda nb: split_cell(nb, grade_id, at))
 
 
 def _replace_answer(folder: Path, name: str, grade_id: str, source: str) -> None:
@@ -269,6 +281,21 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     _add_cell(later, NB08, "torch.set_grad_enabled(False)  # nothing is trained here\n"
                            "Q, K, V = (torch.randn(5, 4) for _ in range(3))  # the derivation's matrices, other sizes")
     _prefix_answer(later, NB08, "08-b-code", "%%prun -q\n")
+    given = student("uses_given_names", "an answer whose first line uses an exploration's name",
+                    "a cell of their own using an exploration's names")
+    _prefix_answer(given, NB02, "02-glue", "assert data_dir.is_dir()  # the course data, found by the cell above\n")
+    _add_cell_after(given, NB02, "02-given-4", "print(len(names), 'questions;', vocab_source.vocab_size, 'symbols')")
+    rebinds = student("explores_after_passing_tests", "checked names rebound after their test cells passed",
+                      "a checked tensor changed in place after its test cell passed")
+    _add_cell_after(rebinds, NB07, "07-a-test", "q_copy = 0.01 * keys[2]  # a small query: what does it copy?\n"
+                                                "print(attend(q_copy, keys, values))")
+    _add_cell_after(rebinds, NB07, "07-b-test", "q_avg *= 0.001  # the same average, as a small query\n"
+                                                "print(attend(q_avg, keys, values))")
+    _add_cell_after(rebinds, NB08, "08-a-test", "P = torch.eye(T, dtype=DTYPE)  # no reordering at all\n"
+                                                "print(torch.allclose(permuted_output(P, X), Z))")
+    split = student("split_cells", "an answer cell split in JupyterLab", "a written answer split in JupyterLab")
+    _split(split, NB02, "02-glue", "def finetune(")
+    _split(split, NB07, "07-a-i", "terms, so")
     exchange = student("extra_files_beside_the_work", "nbgrader submit's files")  # beside the notebooks
     (exchange / "timestamp.txt").write_text("2026-11-20 09:30:00.000000 UTC")
     (exchange / "submission_secret.txt").write_text("f2b7c4d0a9e1")
@@ -298,7 +325,9 @@ def course(tmp_path_factory, world_dir, world_answers, smoke_runs):
 
     copy("reference")
     shapes = {"reference": ["the reference"], **_shapes(submitted, copy)}
-    return dict(dir=course, answers=Path(answers), env=env, students=sorted(shapes), shapes=shapes, world=world_dir)
+    data = Path(shutil.copytree(world_dir, course / "data"))  # the course's data, as readable as an instructor's: the
+    data.chmod(0o755)  # grading kernel reads it as nobody (a pytest folder is the owner's only)
+    return dict(dir=course, answers=Path(answers), env=env, students=sorted(shapes), shapes=shapes, world=data)
 
 
 def _notebooks(student_folder: Path) -> dict[str, bytes]:
