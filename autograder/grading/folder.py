@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from autograder.collecting.collect import collect_cohort, wanted_for
 from autograder.collecting.flags import cohort_flags
+from autograder.collecting.near_copies import gold_hashes
 from autograder.exports.outputs import write_outputs
 from autograder.grading.cohort import CohortRun, grade_cohort
 from autograder.units.dask import Cluster
@@ -35,7 +36,7 @@ def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings
         cohort = collect_cohort(submitted, assignment, staging, wanted=wanted_for(assignment), only=only)
         for refused in cohort.refused:  # said before any grading starts; these folders get no row
             print(f"refused: submitted/{refused.shown!r} cannot be a student id: {refused.why}", file=sys.stderr)
-        flags = cohort_flags(cohort.students, assignment)
+        flags = cohort_flags(cohort.students, assignment, gold=gold_hashes(gold))
         cluster = cluster or Cluster(workers=1)
         run = grade_cohort(cohort.students, settings, gold, out, cluster, force, progress)
         if audit is not None:
