@@ -12,6 +12,7 @@ from autograder.collecting.flags import cohort_flags
 from autograder.collecting.near_copies import gold_hashes
 from autograder.exports.outputs import write_outputs
 from autograder.grading.cohort import CohortRun, grade_cohort
+from autograder.grading.plausibility import ceiling_flags
 from autograder.units.dask import Cluster
 from autograder.grading.grade import load_gold
 from autograder.grading.results import Settings, SubmissionResult
@@ -39,6 +40,7 @@ def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings
         flags = cohort_flags(cohort.students, assignment, gold=gold_hashes(gold))
         cluster = cluster or Cluster(workers=1)
         run = grade_cohort(cohort.students, settings, gold, out, cluster, force, progress)
+        flags += ceiling_flags(run.results, settings.bars, settings.preset)
         if audit is not None:
             from autograder.grading.audit import run_audits
 
