@@ -41,7 +41,7 @@ class Bounds:
 
     weights: float = 0.5  # median |cosine| of the weight matrices' sketches at or above which two params are one run's
     min_matrices: int = 3  # weight matrices both params files must hold before their median counts
-    answers: float = 0.8  # Cohen's kappa of the answers where either is wrong at or above which two runs are one
+    answers: float = 0.9  # Cohen's kappa of the answers where either is wrong at or above which two runs are one
     informative: float = 20.0  # questions either answers wrongly, times (1 - chance agreement), needed for kappa
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +31,9 @@ from course_lib.data_files import read_predictions
 SKETCH_WIDTH = 128  # buckets of one tensor's sketch: two unrelated tensors' cosine has a spread of about 1/sqrt(128)
 CHUNK = 1 << 20  # values sketched at a time (bounds the sketch's scratch memory, whatever the tensor's size)
 MAX_LINES = 20_000  # predictions lines hashed (a split has hundreds; a longer file scores nothing anyway)
+MAX_MATRICES = 256  # weight matrices sketched (the handout's model has 27): more is no course model, and no sketch
+MAX_ENTRIES = 4096  # entries of a params file's zip (one per tensor: the course's models have under 100) loaded
+MAX_PICKLE = 2 ** 20  # bytes of its pickle (the course's models: a few KB) loaded
 LINE_HASH = 8  # bytes of one answer's hash
 
 
@@ -78,19 +82,36 @@ def _sketch(name: str, values) -> bytes:
     return sketch.to(torch.float32).numpy().tobytes()
 
 
+def _loadable(path: Path) -> bool:
+    """Whether a params file is a zip of torch.save's own shape and size (its central directory read, nothing
+    unpickled): a million tiny tensors or a pickle of nested lists would take the collect unit's whole time to load."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False  # not torch.save's zip format (which it has written since torch 1.6)
+    pickles = [e for e in entries if e.filename.endswith("/data.pkl")]
+    return len(entries) <= MAX_ENTRIES and len(pickles) == 1 and pickles[0].file_size <= MAX_PICKLE
+
+
 def sketch_params(path: Path) -> ParamsSketch | None:
     """The sketch of a params file's weight matrices; None when it holds no state_dict of tensors or no weights."""
     try:
+        if not _loadable(path):
+            return None
         state = torch.load(path, map_location="cpu", weights_only=True)
         if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
             return None
         pattern = weight_pattern()
+        weights = [(name, value) for name, value in sorted(strip_wrappers(state).items())
+                   if isinstance(value, torch.Tensor) and value.is_floating_point() and pattern.match(name)
+                   and value.numel() > 0]
+        if len(weights) > MAX_MATRICES:
+            return None
         tensors = []
-        for name, value in sorted(strip_wrappers(state).items()):
-            if isinstance(value, torch.Tensor) and value.is_floating_point() and pattern.match(name) \
-                    and value.numel() > 0:
-                key = f"{name} {'x'.join(map(str, value.shape))}"
-                tensors.append((key, _sketch(key, value)))
+        for name, value in weights:
+            key = f"{name} {'x'.join(map(str, value.shape))}"
+            tensors.append((key, _sketch(key, value)))
     except Exception:  # noqa: BLE001 (the student's file: anything unreadable in it just has no sketch)
         return None
     return ParamsSketch(tuple(tensors)) if tensors else None
