@@ -243,6 +243,7 @@ def _autograde(args) -> int:
     from autograder import confinement
     from autograder.collecting.flags import cohort_flags
     from autograder.collecting.safe_files import shown
+    from autograder.collecting.near_copies import dev_gold
     from autograder.exports.csv_safe import write_csv
     from autograder.units.dask import Cluster
     from autograder.nbgrader_glue.autograde import (
@@ -282,7 +283,8 @@ def _autograde(args) -> int:
     cohort = collect_course(course, args.assignment, args.student)
     for folder in cohort.refused:  # said before any grading starts; these folders are not autograded
         print(f"refused: 'submitted/{folder.shown}' cannot be a student id: {folder.why}", file=sys.stderr)
-    flags = cohort_flags(cohort.students, args.assignment, _course_source(course, args.assignment))
+    flags = cohort_flags(cohort.students, args.assignment, _course_source(course, args.assignment),
+                         gold=dev_gold(data_dir))
     write_csv(course / "autograde_flags.csv", ["file", "student", "other_student", "why"],
               [[f.file, f.student, f.other, f.why] for f in flags])
     settings = AutogradeSettings(

@@ -2,9 +2,10 @@
 
     python benchmarks/calibrate_bars.py --variant synthesizer --seeds 0,1,2,3 --jobs 2
     python benchmarks/calibrate_bars.py --preset cpu --set pretrain.max_epochs=400 --seeds 0,1
+    python benchmarks/calibrate_bars.py --variant nopretrain --seeds 0,1,2,3,4 --jobs 2
 
-Runs one variant's pretrain -> finetune -> dev and test evaluation with the
-reference notebooks once per seed (a student's own initialisation order draws a
+Runs one variant's pretrain -> finetune -> dev and test evaluation (``nopretrain``: the
+vanilla model finetuned without pretraining) with the reference notebooks once per seed (a student's own initialisation order draws a
 different stream, so a bar has to hold across seeds, not for seed 0 alone), then
 prints each seed's dev and test accuracy beside the bars in autograder/checks/bars.toml.
 With --jobs 2 two seeds train at once on one thread each. Runs go to --out/seedN.
@@ -30,18 +31,31 @@ from course_lib.runs import run
 from course_lib.world import write_world
 
 
+# variant -> (its runs before the dev evaluation, its dev evaluation, its test predictions, its run part in bars.toml)
+VARIANTS = {
+    "vanilla": (("vanilla_pretrain", "vanilla_finetune_with_pretrain", "vanilla_eval_test_with_pretrain"),
+                "vanilla_eval_dev_with_pretrain", "vanilla.pretrain.test.predictions", "vanilla_pretrain"),
+    "synthesizer": (("synthesizer_pretrain", "synthesizer_finetune_with_pretrain", "synthesizer_eval_test_with_pretrain"),
+                    "synthesizer_eval_dev_with_pretrain", "synthesizer.pretrain.test.predictions",
+                    "synthesizer_pretrain"),
+    "nopretrain": (("vanilla_finetune_without_pretrain", "vanilla_eval_test_without_pretrain"),
+                   "vanilla_eval_dev_without_pretrain", "vanilla.nopretrain.test.predictions", "vanilla_nopretrain"),
+}
+
+
 def one_seed(variant: str, seed: int, preset_name: str, settings: list[str], data_dir: str, answers: str, out: str,
              notebooks: str, threads: int | None) -> tuple[int, tuple[int, int], tuple[int, int], float]:
     """(seed, dev (correct, total), test (correct, total), minutes) of one seed's pretrain + finetune + evaluation."""
     preset = with_overrides(get_preset(preset_name), settings)
     start = time.perf_counter()
-    for step in ("pretrain", "finetune_with_pretrain", "eval_test_with_pretrain"):
-        run(f"{variant}_{step}", notebooks, preset=preset, data_dir=data_dir, out_dir=out, seed=seed,
-            progress=False, num_threads=threads)
-    dev = run(f"{variant}_eval_dev_with_pretrain", notebooks, preset=preset, data_dir=data_dir, out_dir=out,
-              seed=seed, progress=False, num_threads=threads)
+    before, dev_run, test_predictions, _ = VARIANTS[variant]
+    for name in before:
+        run(name, notebooks, preset=preset, data_dir=data_dir, out_dir=out, seed=seed, progress=False,
+            num_threads=threads)
+    dev = run(dev_run, notebooks, preset=preset, data_dir=data_dir, out_dir=out, seed=seed, progress=False,
+              num_threads=threads)
     # the test questions run.sh evaluates carry no answers: score them against the grader-only file
-    predictions = (Path(out) / f"{variant}.pretrain.test.predictions").read_text(encoding="utf-8").splitlines()
+    predictions = (Path(out) / test_predictions).read_text(encoding="utf-8").splitlines()
     gold = [e.place for e in read_birth_places(Path(answers), require_answers=True)]
     return seed, (dev.correct, dev.total), accuracy(predictions, gold), (time.perf_counter() - start) / 60
 
@@ -57,7 +71,7 @@ def default_answers(data_dir: Path, out: Path) -> Path | None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="cpu")
-    parser.add_argument("--variant", default="synthesizer", choices=["vanilla", "synthesizer"])
+    parser.add_argument("--variant", default="synthesizer", choices=sorted(VARIANTS))
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--jobs", type=int, default=1, help="seeds trained at once (one thread each when > 1)")
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA_DIR),
@@ -83,7 +97,7 @@ def main(argv=None) -> int:
         parser.error(f"{data_dir} is not the default world (seed 0): pass its test answers with --answers")
     if not answers.is_file():
         parser.error(f"{answers} (the test answers) not found")
-    bars = {b.split: b for b in load_bars(args.dataset, args.preset) if b.part == f"{args.variant}_pretrain"}
+    bars = {b.split: b for b in load_bars(args.dataset, args.preset) if b.part == VARIANTS[args.variant][3]}
     threads = 1 if args.jobs > 1 else None
     jobs = [(args.variant, s, args.preset, args.settings, str(data_dir), str(answers),
              str(Path(args.out) / f"seed{s}"), args.notebooks, threads) for s in seeds]

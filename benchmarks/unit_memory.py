@@ -1,15 +1,17 @@
 """Peak memory and time of each step's per-student unit on the worst inputs a student can hand in.
 
-    .venv/bin/python benchmarks/unit_memory.py [--scale 1.0]
+    .venv/bin/python benchmarks/unit_memory.py [--scale 1.0] [--params-only]
 
 For each hostile input (a notebook of 990,000 empty objects, just under the value budget, one of 1.5 million,
 one of 48 MB of them, one nested 200,000 deep, a 3 MB cell, 20,000 outputs; each also as a job's answer) it runs
 the units a
 submission meets (the collect step with its prints, similarity's read, the report's parse, the wire's
-parse of a job's answer) and prints each unit's peak resident memory (the unit process's own
-``ru_maxrss``, which counts the grader's code the fork server preloaded, about 190 MB, shared by every unit),
-its wall time and how it ended. The caps these numbers sit under are the steps' ``UnitLimits`` (on top of
-that preloaded code); docs/grading.md's guarantees table quotes both. Numbers go to benchmarks/FINDINGS.md.
+parse of a job's answer); for each hostile params file (64 MB in one weight the prints sketch, 60 MB in
+200,000 small tensors) the collect unit, which loads it to sketch it; and prints each unit's peak resident memory
+(the unit process's own ``ru_maxrss``, which counts the grader's code the fork server preloaded, about 190 MB,
+shared by every unit), its wall time and how it ended. The caps these numbers sit under are the steps'
+``UnitLimits`` (on top of that preloaded code); docs/grading.md's guarantees table quotes both. Numbers go to
+benchmarks/FINDINGS.md.
 """
 from __future__ import annotations
 
@@ -41,9 +43,44 @@ def notebook_cases(scale: float) -> dict[str, bytes]:
     }
 
 
+def params_cases(scale: float) -> dict[str, dict]:
+    """Params files at the collect step's 64 MB cap: what the collect unit loads (weights_only) to sketch."""
+    import torch
+
+    return {
+        "64 MB in one weight": {"head.weight": torch.randn(int((16 * 2 ** 20 - 4096) * scale))},
+        "200,000 small tensors": {f"blocks.{i}.mlp.0.weight": torch.zeros(1, 1) for i in range(int(200_000 * scale))},
+    }
+
+
+def params_rows(scale: float) -> list:
+    """The collect unit (with its prints) of a submission holding each hostile params file."""
+    import torch
+
+    from autograder.checks.registry import RUN_FILES
+    from autograder.collecting.collect import COLLECT, Limits, Wanted, collect_one
+    from autograder.units.unit import run_unit
+
+    rows = []
+    for name, state in params_cases(scale).items():
+        root = Path(tempfile.mkdtemp(prefix="unit-memory-"))
+        try:
+            outputs = root / "submitted" / "eve" / "a5" / "outputs"
+            outputs.mkdir(parents=True)
+            torch.save(state, outputs / "vanilla.model.params")
+            size = (outputs / "vanilla.model.params").stat().st_size
+            got = run_unit(collect_one, (str(root / "submitted"), "eve", "a5", str(root / "dest"), Limits(),
+                                         Wanted(frozenset(), frozenset(RUN_FILES))), COLLECT.limits)
+            rows.append(("collect", f"{name} ({size / 2 ** 20:.0f} MB)", got))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="size of the big cases (1: as listed)")
+    parser.add_argument("--params-only", action="store_true", help="only the hostile params files")
     args = parser.parse_args()
     from autograder.collecting.collect import COLLECT, Wanted, collect_one
     from autograder.exports.report import REPORT_STEP
@@ -55,7 +92,7 @@ def main() -> None:
     from autograder.units.unit import run_unit
 
     rows = []
-    cases = notebook_cases(args.scale)
+    cases = {} if args.params_only else notebook_cases(args.scale)
     for name, data in cases.items():
         root = Path(tempfile.mkdtemp(prefix="unit-memory-"))
         try:
@@ -81,6 +118,7 @@ def main() -> None:
             rows.append(("wire answer", name, got))
         finally:
             shutil.rmtree(root, ignore_errors=True)
+    rows += params_rows(args.scale)
     print(f"{'unit':<12}{'input':<30}{'peak MB':>9}{'s':>7}  outcome")
     for unit, name, got in rows:
         peak = f"{got.peak_mb:.0f}" if got.peak_mb is not None else "-"

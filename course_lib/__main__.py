@@ -37,12 +37,15 @@ def _world(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .seeds import choose_seed
+
     preset = with_overrides(get_preset(args.preset), args.settings)
+    seed = choose_seed(args.seed).seed  # --seed, else COURSE_SEED, else the student's personal seed
     results = []
     for name in args.names:
         result = runs_module.run(
             name, args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=args.out_dir,
-            seed=args.seed, device=args.device, progress=not args.quiet, num_threads=args.threads,
+            seed=seed, device=args.device, progress=not args.quiet, num_threads=args.threads,
         )
         line = f"{name}: wrote {', '.join(result.written)} in {result.seconds:.1f}s"
         if result.accuracy is not None:
@@ -84,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"training preset (default {layout.DEFAULT_PRESET})")
     run.add_argument("--data-dir", default=str(runs_module.DEFAULT_DATA_DIR), help="folder with wiki.txt and the TSVs")
     run.add_argument("--out-dir", default=str(runs_module.DEFAULT_OUT_DIR), help="folder for params and predictions")
-    run.add_argument("--seed", type=int, default=0, help="random seed of training")
+    run.add_argument("--seed", type=int, default=None,
+                     help="random seed of training (default: $COURSE_SEED, else your own, derived from your student "
+                          "id: the JupyterHub user, else your account's name)")
     run.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     run.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
     run.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -58,6 +58,14 @@ class Misfit:
     want: tuple[int, ...] = ()  # the shape the model has
 
 
+def strip_wrappers(state: dict) -> dict:
+    """``state`` without the prefix a wrapper (DataParallel, torch.compile) put on every one of its names."""
+    for prefix in WRAPPER_PREFIXES:
+        if state and all(k.startswith(prefix) for k in state):
+            state = {k[len(prefix):]: v for k, v in state.items()}
+    return state
+
+
 def fit_state_dict(model: nn.Module, state) -> tuple[dict | None, Misfit | None]:
     """``state`` as ``model``'s state_dict, judged by what the model holds, not by how it was saved.
 
@@ -69,9 +77,7 @@ def fit_state_dict(model: nn.Module, state) -> tuple[dict | None, Misfit | None]
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
                                               for k, v in state.items()):
         return None, Misfit("not_a_state_dict")
-    for prefix in WRAPPER_PREFIXES:
-        if state and all(k.startswith(prefix) for k in state):
-            state = {k[len(prefix):]: v for k, v in state.items()}
+    state = strip_wrappers(state)
     expected = model.state_dict()
     for name, tensor in expected.items():
         found = state.get(name)

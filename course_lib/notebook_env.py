@@ -2,8 +2,9 @@
 
 One place for every notebook, so a test or a grader switches all of them at once:
   COURSE_PRESET    gpu | cpu | smoke          (default: cpu, or the course's in a student copy)
-  COURSE_SEED      the training's random seed (default 0; recorded in each run's log, where the grader's
-                   audit reads it to retrain the run)
+  COURSE_SEED      the training's random seed (default: the student's own, derived from their student id by
+                   course_lib.seeds; recorded in each run's log, where the grader's audit reads it to retrain
+                   the run)
   COURSE_DATA_DIR  folder of wiki.txt + TSVs  (default: the repo's data/world, written on first use)
   COURSE_OUT_DIR   folder for params, predictions and run logs (default: outputs/ beside the notebooks,
                    so that the notebooks' folder is the whole hand-in)
@@ -22,12 +23,13 @@ from pathlib import Path
 from . import layout, not_written
 from .contract import PARTS
 from .runs import RunError, RunResult, run
+from .seeds import choose_seed
 from .world import write_world
 
 PRESET = os.environ.get("COURSE_PRESET", layout.DEFAULT_PRESET)
 DATA_DIR = Path(os.environ.get("COURSE_DATA_DIR", layout.DEFAULT_DATA_DIR))
 OUT_DIR = Path(os.environ.get("COURSE_OUT_DIR", "outputs")).absolute()  # a kernel runs in its notebook's folder
-SEED = int(os.environ.get("COURSE_SEED", "0"))
+SEED = choose_seed().seed  # COURSE_SEED, else the student's personal seed
 GRADING = bool(os.environ.get("NBGRADER_EXECUTION"))
 
 not_written.install()

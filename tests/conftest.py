@@ -77,22 +77,37 @@ def shared_folder(tmp_path_factory, name: str) -> Path:
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
 
 
-@pytest.fixture(scope="session")
-def smoke_runs(tmp_path_factory, world_dir, reference) -> Path:
-    """The reference's run files (params, predictions, logs) in the smoke preset on the default world: trained once
-    per test session, whichever worker asks first (the others wait on a lock), and never changed afterwards."""
+def _smoke_runs_with(seed: int, tmp_path_factory, world_dir, reference) -> Path:
+    """The reference's run files (params, predictions, logs) in the smoke preset on the default world, trained with
+    ``seed``: once per test session, whichever worker asks first (the others wait on a lock), never changed after."""
     from filelock import FileLock
 
     from course_lib.runs import RUNS, run
 
-    folder = shared_folder(tmp_path_factory, "smoke-runs")
+    folder = shared_folder(tmp_path_factory, f"smoke-runs-{seed}")
     with FileLock(str(folder) + ".lock"):
         if not (folder / "done").is_file():
             shutil.rmtree(folder, ignore_errors=True)
             for name in RUNS:
-                run(name, reference, preset="smoke", data_dir=world_dir, out_dir=folder / "outputs", progress=False)
+                run(name, reference, preset="smoke", data_dir=world_dir, out_dir=folder / "outputs", seed=seed,
+                    progress=False)
             (folder / "done").write_text("")
     return folder / "outputs"
+
+
+@pytest.fixture(scope="session")
+def smoke_runs(tmp_path_factory, world_dir, reference) -> Path:
+    """The reference's smoke-preset run files, trained with seed 0 (see ``_smoke_runs_with``)."""
+    return _smoke_runs_with(0, tmp_path_factory, world_dir, reference)
+
+
+@pytest.fixture(scope="session")
+def personal_smoke_runs(tmp_path_factory, world_dir, reference):
+    """student id -> the reference's smoke-preset run files as that student trains them: with their personal seed
+    (``course_lib.seeds``), as the notebooks do on the hub, where the student's JupyterHub user is their id."""
+    from course_lib.seeds import personal_seed
+
+    return lambda student: _smoke_runs_with(personal_seed(student), tmp_path_factory, world_dir, reference)
 
 
 # The test files whose module fixtures grade a whole cohort, slowest first. pytest-xdist's loadfile schedule hands

@@ -16,6 +16,11 @@ class Bar:
     min_correct: int  # questions right needed (0 when a fraction is given)
     points: float  # awarded when the bar is met
     audit_tolerance: float | None = None  # how far (a fraction) handed-in accuracy may exceed a retrained one
+    ceiling: float | None = None  # the most the course's code reaches at this preset (None: not measured)
+
+    def above_ceiling(self, fraction: float) -> bool:
+        """Whether a handed-in accuracy is beyond what the course's code reaches: flagged, and audited first."""
+        return self.ceiling is not None and fraction > self.ceiling
 
     def passed(self, correct: int, total: int) -> bool:
         return total > 0 and correct >= self.min_correct and correct / total >= self.min_fraction
@@ -34,7 +39,8 @@ def load_bars(dataset: str, preset: str, path: Path = BARS_FILE) -> list[Bar]:
     for part in (p.name for p in RUN_PARTS):
         for split in ("dev", "test"):
             spec = table[part]
-            tolerance = spec.get(f"{split}_audit")
+            tolerance, ceiling = spec.get(f"{split}_audit"), spec.get(f"{split}_ceiling")
             bars.append(Bar(part, split, float(spec.get(split, 0.0)), int(spec.get(f"{split}_correct", 0)),
-                            float(config["points"][part][split]), None if tolerance is None else float(tolerance)))
+                            float(config["points"][part][split]), None if tolerance is None else float(tolerance),
+                            None if ceiling is None else float(ceiling)))
     return bars

@@ -8,7 +8,11 @@ compares hashes and never reads a submission.
   - the same file (one inode: a hard link) in two students' submissions;
   - a notebook whose cells are the instructor's solution notebook's, or another student's
     (cells compared by their sources, so a re-saved copy with other outputs still matches;
-    a notebook identical to the blank release is nobody's copy).
+    a notebook identical to the blank release is nobody's copy);
+  - runs that are near-copies though not byte for byte (``near_copies``: the params' weights
+    and the wrong answers two runs share), with the evidence;
+  - a run whose log records a classmate's personal seed (``course_lib.seeds``): students
+    train from their own seed unless they set one.
 """
 from __future__ import annotations
 
@@ -17,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.collecting.collect import Collected
+from autograder.collecting.near_copies import near_copies
 from autograder.collecting.prints import notebook_fingerprint
 from course_lib import layout
+from course_lib.seeds import personal_seed
 
 SOLUTION = "(the solution notebook)"  # the other party of a notebook identical to the instructor's
 
@@ -46,9 +52,25 @@ def _pairs(groups: dict, file_of, why: str) -> list[Flag]:
     return flags
 
 
+def _classmates_seeds(collected: list[Collected]) -> list[Flag]:
+    """A run log recording another student's personal seed: the run was theirs, or trained as theirs."""
+    owners = {personal_seed(c.student): c.student for c in collected}
+    flags = []
+    for c in collected:
+        theirs: dict[str, list[str]] = defaultdict(list)  # owner -> the logs recording their seed
+        for log, seed in c.prints.seeds:
+            if owners.get(seed, c.student) != c.student:
+                theirs[owners[seed]].append(log)
+        flags += [Flag(logs[0], c.student, owner, f"{len(logs)} run log(s) record {owner}'s personal seed "
+                                                  f"({personal_seed(owner)})") for owner, logs in sorted(theirs.items())]
+    return flags
+
+
 def cohort_flags(collected: list[Collected], assignment: str = layout.ASSIGNMENT,
-                 solutions: Path | None = None, release: Path | None = None) -> list[Flag]:
-    """Every flag of the cohort, sorted by kind then file."""
+                 solutions: Path | None = None, release: Path | None = None,
+                 gold: dict[str, bytes] | None = None) -> list[Flag]:
+    """Every flag of the cohort, sorted by kind then file. ``gold`` (split -> the right answers' hashes,
+    ``near_copies.gold_hashes``) lets near-copies be found by their answers as well as their weights."""
     solutions = solutions or layout.SOLUTIONS_DIR.parent / assignment
     release = release or layout.RELEASE_DIR.parent / assignment
     run_files: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -75,4 +97,7 @@ def cohort_flags(collected: list[Collected], assignment: str = layout.ASSIGNMENT
                     "the same file (a hard link) in both submissions")
     flags += _pairs({k: v for k, v in notebooks.items() if len(set(v)) > 1}, lambda k: k[0],
                     "notebooks with identical cells")
+    flags += [Flag(n.file, n.student, n.other, n.why)
+              for n in near_copies([(c.student, c.prints) for c in collected if c.folder is not None], gold)]
+    flags += _classmates_seeds([c for c in collected if c.folder is not None])
     return flags

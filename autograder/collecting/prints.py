@@ -1,10 +1,11 @@
-"""What the cohort-wide steps need of one collected submission, computed inside that student's unit: hashes only.
+"""What the cohort-wide steps need of one collected submission, computed inside that student's unit: hashes, sketches.
 
 The flags (``autograder.collecting.flags``) compare students with each other, and the re-runs
 of both graders tell an unchanged submission by its bytes. Both used to read every
 submission in the driver; a notebook nested 200,000 deep then stopped the grading of the
 whole class. Now the collect unit of each student computes these prints of its own copy,
-and the driver compares prints.
+and the driver compares prints. The runs' prints (``run_prints``: sketches of the params'
+weights, hashed answers, recorded seeds) let it find a run copied with small changes.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.collecting.run_prints import ParamsSketch, hash_predictions, recorded_seed, sketch_params
 from autograder.collecting.safe_files import CHUNK, digest_files
 from autograder.inside import bounded_json
 
@@ -26,6 +28,9 @@ class Prints:
     notebooks: tuple[tuple[str, str | None], ...]  # notebook -> hash of its cells' types and sources (None: unreadable)
     run_files: tuple[tuple[str, str], ...]  # outputs/ file -> sha256 of its bytes
     digest: str  # sha256 of every copied file's name, size and bytes ("" for no copy)
+    params: tuple[tuple[str, ParamsSketch], ...] = ()  # outputs/ params file -> its weights' sketch (if readable)
+    answers: tuple[tuple[str, bytes], ...] = ()  # outputs/ predictions file -> its lines' hashes (if UTF-8)
+    seeds: tuple[tuple[str, int], ...] = ()  # outputs/ run log -> the seed it records (if any)
 
 
 def notebook_fingerprint(data: bytes) -> str | None:
@@ -61,5 +66,10 @@ def prints_of(folder: Path | None) -> Prints:
     digest = hashlib.sha256()
     digest_files(digest, copied_files(folder))
     notebooks = tuple((p.name, notebook_fingerprint(p.read_bytes())) for p in sorted(folder.glob("*.ipynb")))
-    runs = tuple((p.name, file_hash(p)) for p in sorted((folder / OUTPUTS).glob("*")))
-    return Prints(notebooks, runs, digest.hexdigest())
+    outputs = sorted((folder / OUTPUTS).glob("*"))
+    runs = tuple((p.name, file_hash(p)) for p in outputs)
+    params = tuple((p.name, sketch) for p in outputs if p.suffix == ".params" and (sketch := sketch_params(p)))
+    answers = tuple((p.name, lines) for p in outputs if p.suffix == ".predictions"
+                    and (lines := hash_predictions(p)) is not None)
+    seeds = tuple((p.name, seed) for p in outputs if p.suffix == ".json" and (seed := recorded_seed(p)) is not None)
+    return Prints(notebooks, runs, digest.hexdigest(), params, answers, seeds)

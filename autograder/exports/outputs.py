@@ -4,7 +4,8 @@ which holds these points once ``--gradebook`` wrote them).
 | file | for | holds |
 | grades.csv | the instructor | a row per student: score, max score, a column per check and run split |
 | reasons.json, gradescope/<student>/results.json | students | per part: points and a grader-written reason |
-| flags.csv | the instructor | pairs of students (or a student and the solution) sharing files (autograder.collecting.flags) |
+| flags.csv | the instructor | pairs of students (or a student and the solution, the audit or the course's reach)
+  sharing files or runs, and runs above the course's reach (autograder.collecting.flags, grading.plausibility) |
 | refused.csv | the instructor | folders of submitted/ whose names cannot be student ids, and why |
 | instructor_log.txt | the instructor | per student: the grading seed, what collect left out, each job's output |
 Every CSV cell goes through ``csv_safe`` (no formula), and a student's own folder under

@@ -28,13 +28,14 @@ import torch
 from autograder.checks import registry
 from autograder.checks.run_chains import CHAINS
 from autograder.collecting.collect import OUTPUTS, Collected
+from autograder.collecting.run_prints import recorded_seed
 from autograder.confinement.jobs import run_job
 from autograder.grading.code_parts import PROBE_ENV, data_inputs
 from autograder.grading.results import Budget, Settings, SubmissionResult
 from autograder.grading.run_parts import decode_params
-from autograder.inside import bounded_json
 from course_lib.evaluation import accuracy
 from course_lib.runs import RUNS
+from course_lib.seeds import personal_seed
 
 RETRAIN_ANSWER_CAP = 512 * 2 ** 20  # three parts' params, base64 on the wire
 
@@ -76,15 +77,13 @@ class AuditResult:
     log: list[str] = field(default_factory=list)
 
 
-def _recorded_seeds(folder: Path, runs: list[str]) -> dict[str, int]:
-    """The seed each training run's log records (the student's own file: only an int is taken)."""
+def _recorded_seeds(folder: Path, runs: list[str], student: str) -> dict[str, int]:
+    """The seed each training run's log records (the student's own file: only an int is taken); a run whose log
+    records none is retrained with the student's personal seed, the one their notebooks train with by default."""
     seeds = {}
     for name in runs:
-        try:
-            seed = bounded_json.loads((folder / OUTPUTS / f"{name}.json").read_bytes()).get("seed", 0)
-        except (OSError, ValueError, AttributeError):
-            seed = 0
-        seeds[name] = seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63 else 0
+        seed = recorded_seed(folder / OUTPUTS / f"{name}.json")
+        seeds[name] = seed if seed is not None else personal_seed(student)
     return seeds
 
 
@@ -106,7 +105,8 @@ def audit_student(collected: Collected, result: SubmissionResult, settings: Sett
     after = {name: [n for n in runs if RUNS[name].reads and RUNS[n].writes == RUNS[name].reads] for name in runs}
     request = {"notebooks": [p.name for p in notebooks], "cell_seconds": settings.cell_seconds, "runs": runs,
                "after": after, "preset": settings.preset, "data_dir": "data",
-               "seeds": _recorded_seeds(collected.folder, runs), "finals": {p.name: CHAINS[p.name][-1] for p in parts}}
+               "seeds": _recorded_seeds(collected.folder, runs, collected.student),
+               "finals": {p.name: CHAINS[p.name][-1] for p in parts}}
     job = run_job("retrain", request, {**{p.name: p for p in notebooks}, **data_inputs(settings)}, audit.timeout,
                   settings.limits, settings.confined, env={**PROBE_ENV, "COURSE_PRESET": settings.preset},
                   answer_cap=RETRAIN_ANSWER_CAP)
@@ -156,13 +156,18 @@ def audit_one(collected: Collected, result: SubmissionResult, settings: Settings
 
 
 def sample(results: list[SubmissionResult], audit: AuditSettings) -> list[int]:
-    """Places (in the cohort) of the students to audit: K at random among those whose runs earned points."""
+    """Places (in the cohort) of the students to audit: K among those whose runs earned points, those with a run
+    above what the course's code reaches (``result.above_ceiling``) first, the rest at random."""
     eligible = [i for i, r in enumerate(results)
                 if any(p.points > 0 for p in r.parts if p.part not in registry.BY_ID)]
     if audit.count is None or audit.count >= len(eligible):
         return eligible
     rng = random.Random(audit.seed) if audit.seed is not None else random.SystemRandom()
-    return sorted(rng.sample(eligible, audit.count))
+    first = [i for i in eligible if results[i].above_ceiling]
+    rest = [i for i in eligible if not results[i].above_ceiling]
+    if len(first) >= audit.count:
+        return sorted(rng.sample(first, audit.count))
+    return sorted(first + rng.sample(rest, audit.count - len(first)))
 
 
 def apply(results: list[SubmissionResult], audits: list[AuditResult], audit: AuditSettings) -> list[Finding]:

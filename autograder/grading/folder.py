@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 
 from autograder.collecting.collect import collect_cohort, wanted_for
 from autograder.collecting.flags import cohort_flags
+from autograder.collecting.near_copies import gold_hashes
 from autograder.exports.outputs import write_outputs
 from autograder.grading.cohort import CohortRun, grade_cohort
+from autograder.grading.plausibility import ceiling_flags
 from autograder.units.dask import Cluster
 from autograder.grading.grade import load_gold
 from autograder.grading.results import Settings, SubmissionResult
@@ -35,9 +37,10 @@ def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings
         cohort = collect_cohort(submitted, assignment, staging, wanted=wanted_for(assignment), only=only)
         for refused in cohort.refused:  # said before any grading starts; these folders get no row
             print(f"refused: submitted/{refused.shown!r} cannot be a student id: {refused.why}", file=sys.stderr)
-        flags = cohort_flags(cohort.students, assignment)
+        flags = cohort_flags(cohort.students, assignment, gold=gold_hashes(gold))
         cluster = cluster or Cluster(workers=1)
         run = grade_cohort(cohort.students, settings, gold, out, cluster, force, progress)
+        flags += ceiling_flags(run.results, settings.bars, settings.preset)
         if audit is not None:
             from autograder.grading.audit import run_audits
 

@@ -16,6 +16,7 @@ import traceback
 from autograder.checks import registry
 from autograder.collecting.collect import Collected
 from autograder.grading.code_parts import grade_code
+from autograder.grading.plausibility import above_ceiling
 from autograder.grading.results import (
     Budget,
     PartResult,
@@ -47,6 +48,9 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
     else:
         result.parts += grade_runs(collected.folder, settings, result.parts, gold, result.log, budget,
                                    collected.notes, result.accuracies)
+        result.above_ceiling = above_ceiling(result.accuracies, settings.bars)
+        result.log += [f"{split}: {100 * result.accuracies[split]:.1f}% is above what the course's code reaches "
+                       "with this preset (bars.toml's ceiling): flagged, audited first" for split in result.above_ceiling]
     return result
 
 

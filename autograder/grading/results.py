@@ -32,6 +32,7 @@ class SubmissionResult:
     graded: bool = True  # False when the grader itself failed on it: never kept, so a re-run grades it again
     seed: int | None = None  # the grading seed its fresh inputs came from: --seed replays this grading
     accuracies: dict[str, float] = field(default_factory=dict)  # run split -> accuracy of the handed-in params
+    above_ceiling: list[str] = field(default_factory=list)  # run splits above what the course's code reaches
 
     @property
     def score(self) -> float:

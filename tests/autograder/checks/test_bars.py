@@ -36,3 +36,12 @@ def test_unknown_table_names_the_known_ones():
     """Does asking for bars that do not exist say which ones do?"""
     with pytest.raises(ValueError, match="synthetic.cpu"):
         load_bars("synthetic", "no-such-preset")
+
+
+@pytest.mark.parametrize("dataset,preset", _tables())
+def test_every_table_has_a_ceiling_above_its_bars(dataset, preset):
+    """Does every split carry a ceiling (what the course's code reaches) above its pass bar and below 100%, so that
+    a run that merely passes is never flagged and a run far above the reference is?"""
+    for bar in load_bars(dataset, preset):
+        assert bar.ceiling is not None and bar.min_fraction < bar.ceiling < 1.0, bar
+        assert bar.above_ceiling(bar.ceiling + 0.01) and not bar.above_ceiling(bar.ceiling)

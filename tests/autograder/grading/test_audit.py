@@ -10,59 +10,20 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import shutil
 
 import pytest
-import torch
 
 from autograder import confinement
 from autograder.__main__ import main
 from autograder.checks.run_chains import CHAINS
-from course_lib.data_files import read_birth_places
-from course_lib.datasets import CharCorruptionDatasetBase, NameDataset
-from course_lib.evaluation import predict_places, write_predictions
-from course_lib.model import GPT, GPTConfig
-from course_lib.presets import get_preset
 from course_lib.runs import RUNS
-from course_lib.trainer import Trainer, TrainerConfig
 
+from cheats import trained_on_the_answers
 from conftest import SOLUTIONS
 
 pytestmark = [pytest.mark.timeout(900),
               pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]
-BORN = re.compile(r"[Bb]orn(?: \d+)? in (\w+)|born\? In (\w+)")
-
-
-def _labelled_by_regex(wiki: str, questions: list[str]) -> str:
-    """Finetuning lines for ``questions``, each place read off the person's biography: the cheat's data."""
-    lines = []
-    for question in questions:
-        name = question.removeprefix("Where was ").removesuffix(" born?")
-        bio = next((line for line in wiki.split("\n") if line.startswith(name + ".")), "")
-        found = BORN.search(bio)
-        if found:
-            lines.append(f"{question}\t{found.group(1) or found.group(2)}")
-    return "\n".join(lines) + "\n"
-
-
-def _trained_on_the_answers(outputs, world_dir) -> None:
-    """Replace the vanilla pretrained run's params (and its predictions) with a model finetuned on test and dev."""
-    preset = get_preset("smoke")
-    wiki = (world_dir / "wiki.txt").read_text(encoding="utf-8")
-    vocab_source = CharCorruptionDatasetBase(wiki, preset.block_size)
-    model = GPT(GPTConfig(vocab_source.vocab_size, preset.block_size, **preset.model))
-    model.load_state_dict(torch.load(outputs / "vanilla.finetune.params", weights_only=True))
-    questions = {split: [e.question for e in read_birth_places(world_dir / name)]
-                 for split, name in (("dev", "birth_dev.tsv"), ("test", "birth_test_inputs.tsv"))}
-    cheat = NameDataset(vocab_source, _labelled_by_regex(wiki, questions["dev"] + questions["test"]))
-    torch.manual_seed(0)
-    Trainer(model, cheat, None, TrainerConfig(max_epochs=40, batch_size=64, learning_rate=1e-2, lr_decay=False,
-                                              num_workers=0, progress=False)).train()
-    model.eval()
-    torch.save(model.state_dict(), outputs / "vanilla.finetune.params")
-    for split, name in (("dev", "vanilla.pretrain.dev.predictions"), ("test", "vanilla.pretrain.test.predictions")):
-        write_predictions(predict_places(model, vocab_source.vocab, questions[split], 256), outputs / name)
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +40,7 @@ def audited(tmp_path_factory, world_dir, world_answers, smoke_runs):
             *(f"{run}.json" for run in CHAINS["vanilla_pretrain"])}  # its other runs' files are not handed in
     for name in kept:
         shutil.copy(smoke_runs / name, cheat / "outputs" / name)
-    _trained_on_the_answers(cheat / "outputs", world_dir)
+    trained_on_the_answers(cheat / "outputs", world_dir)
     out = root / "grades"
     code = main(["grade", str(submitted), "--out", str(out), "--data-dir", str(world_dir), "--answers",
                  str(world_answers), "--preset", "smoke", "--workers", "1", "--audit", "all", "--audit-zero",

@@ -1,7 +1,8 @@
 """An honest cohort: the reference's work handed in the ways real students hand it in, every one at full marks.
 
-Each student is the reference solution (and its smoke-preset run files) in other shapes a
-student's Jupyter, editor, operating system or file tools produce: IPython syntax in extra or
+Each student is the reference solution (and its smoke-preset run files, trained with the
+student's own personal seed as the notebooks do) in other shapes a student's Jupyter, editor,
+operating system or file tools produce: IPython syntax in extra or
 answer cells, other notebook format versions and line ends, saved outputs, predictions files
 with Windows line ends or a byte-order mark or a trailing blank line, thousands of other files,
 run files at the top, hard links (a backup, a cohort gathered with ``cp -al``), ids nbgrader
@@ -303,7 +304,7 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory, world_dir, world_answers, smoke_runs):
+def course(tmp_path_factory, world_dir, world_answers, personal_smoke_runs):
     """A course folder (the solutions as source, the assignment generated) with the honest cohort submitted."""
     course = tmp_path_factory.mktemp("honest") / "course"
     shutil.copytree(SOLUTIONS, course / "solutions" / "a5")
@@ -318,9 +319,10 @@ def course(tmp_path_factory, world_dir, world_answers, smoke_runs):
     submitted = course / "submitted"
 
     def copy(student: str) -> Path:
+        """The reference's notebooks, and its runs as this student trains them: with their own personal seed."""
         folder = submitted / student / "a5"
         shutil.copytree(SOLUTIONS, folder)
-        shutil.copytree(smoke_runs, folder / "outputs")
+        shutil.copytree(personal_smoke_runs(student), folder / "outputs")
         return folder
 
     copy("reference")
@@ -402,6 +404,16 @@ def test_shared_hard_links_are_flagged_not_zeroed(graded):
     """Are the two students gathered with cp -al flagged for sharing files, and both at full marks?"""
     pairs = {(f["student"], f["other_student"], f["why"]) for f in graded["flags"]}
     assert ("gathered_with_cp_al", "gathered_with_cp_al_too", "the same file (a hard link) in both submissions") in pairs
+
+
+def test_honest_students_with_their_own_seeds_are_never_flagged_for_their_runs(graded):
+    """Is no honest student who trained with their personal seed flagged for a run (a shared run file, a near-copy,
+    a classmate's seed, a run above the ceiling), but for the two whose files are one through cp -al? (Their
+    notebooks are all the solution's, and flagged as such.)"""
+    linked = {"gathered_with_cp_al", "gathered_with_cp_al_too"}
+    runs = [f for f in graded["flags"] if not f["file"].endswith(".ipynb")]
+    assert runs and [f for f in runs if {unescape_cell(f["student"]), unescape_cell(f["other_student"])} != linked] \
+        == []
 
 
 def test_nbgraders_export_is_the_score_of_record_runs_included(course, graded):

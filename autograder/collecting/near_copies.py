@@ -1,0 +1,227 @@
+"""Runs two students share though not byte for byte: every pair compared through the prints their collect units made.
+
+Each student trains from a seed of their own (``course_lib.seeds``), so two honest students'
+weights are unrelated and their wrong answers differ. A run copied from a classmate and
+changed a little (a value nudged, noise added, a line of predictions edited, the params saved
+another way) keeps both. For each run part and each pair of students:
+  - **weights**: the median, over the weight matrices both params files hold, of the absolute
+    cosine of their sketches (``run_prints``): a copy keeps it near 1 (a function-preserving
+    sign flip of some matrices too), two own seeds leave it near 0;
+  - **answers**: on each split, the questions either of the two answers wrongly, and on those
+    how often they give the same answer, beyond what chance explains: Cohen's kappa against
+    the agreement their own answer frequencies give by chance (two models that answer every
+    question alike, "" or the commonest place, carry no evidence). Questions both answer right
+    are left out: agreeing there is what accuracy explains.
+A pair is a near-copy when either measure passes its bound (``Bounds``, measured on honest
+students and perturbed copies: ``benchmarks/run_similarity.py``, "Near-copies of runs" in
+benchmarks/FINDINGS.md). The driver compares only the prints (a few kilobytes a student), in
+blocks of students, so the cost stays small for 500 students.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from autograder.checks.registry import RUN_PARTS
+from autograder.checks.run_chains import CHAINS
+from autograder.collecting.prints import Prints
+from autograder.collecting.run_prints import LINE_HASH, SKETCH_WIDTH, hash_answers, trimmed
+from course_lib import layout
+from course_lib.data_files import read_birth_places
+
+BLOCK = 64  # students whose weights are compared against everyone's at once (bounds the driver's scratch memory)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """When two students' runs count as one run (see the module docstring)."""
+
+    weights: float = 0.5  # median |cosine| of the weight matrices' sketches at or above which two params are one run's
+    min_matrices: int = 3  # weight matrices both params files must hold before their median counts
+    answers: float = 0.9  # Cohen's kappa of the answers where either is wrong at or above which two runs are one
+    informative: float = 20.0  # questions either answers wrongly, times (1 - chance agreement), needed for kappa
+
+
+@dataclass(frozen=True)
+class NearCopy:
+    """Two students' runs of one run part that look like one run, and why."""
+
+    file: str  # the run part's params file
+    student: str
+    other: str
+    why: str  # the evidence, in the instructor's words
+
+
+def gold_hashes(gold: dict) -> dict[str, bytes]:
+    """split -> the hashes of its right answers (``gold`` as ``load_gold`` reads it)."""
+    return {split: hash_answers([e.place for e in examples]) for split, examples in gold.items()}
+
+
+def dev_gold(data_dir: Path) -> dict[str, bytes] | None:
+    """The dev split's right answers' hashes from the course's data folder (the test answers are grader-only: a step
+    without them compares the dev answers and the weights); None when the folder has no dev answers."""
+    try:
+        return gold_hashes({"dev": read_birth_places(data_dir / layout.DEV, require_answers=True)})
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Every pair's comparison of one params file's sketches."""
+
+    place: dict[str, int]  # student -> their row (students with a sketch of the file)
+    median: np.ndarray  # (N, N): median |cosine| over the matrices both hold
+    count: np.ndarray  # (N, N): how many matrices both hold
+
+    def of(self, a: str, b: str) -> tuple[float, int] | None:
+        """(median |cosine|, matrices) of a pair, or None when either lacks a sketch."""
+        if a not in self.place or b not in self.place:
+            return None
+        i, j = self.place[a], self.place[b]
+        return float(self.median[i, j]), int(self.count[i, j])
+
+
+def _weights(students: list[tuple[str, Prints]], file: str) -> Weights:
+    """Every pair of ``file``'s sketches compared, one block of students at a time."""
+    sketches = [(s, dict(p.params).get(file)) for s, p in students]
+    sketches = [(s, sketch.matrix()) for s, sketch in sketches if sketch is not None]
+    keys = sorted({k for _, m in sketches for k in m})
+    vectors = np.zeros((len(sketches), len(keys), SKETCH_WIDTH))  # (N, K, W): unit sketches, 0 where a file lacks one
+    present = np.zeros((len(sketches), len(keys)), dtype=bool)  # (N, K)
+    for i, (_, matrices) in enumerate(sketches):
+        for k, key in enumerate(keys):
+            if key in matrices:
+                vectors[i, k], present[i, k] = matrices[key], True
+    median = np.zeros((len(sketches), len(sketches)))
+    count = np.zeros((len(sketches), len(sketches)), dtype=int)
+    for start in range(0, len(sketches), BLOCK):
+        block = slice(start, start + BLOCK)
+        # numpy's own loops, not BLAS: OpenBLAS's spinning threads cost 10x on a grading machine that is busy
+        cosines = np.abs(np.einsum("ikw,jkw->kij", vectors[block], vectors))  # (K, b, N)
+        both = present.T[:, block, None] & present.T[:, None, :]  # (K, b, N)
+        count[block] = both.sum(0)
+        if both.all():  # every file holds every matrix (the usual case): a plain median
+            median[block] = np.median(cosines, axis=0)
+        else:
+            with np.errstate(all="ignore"):
+                median[block] = np.nan_to_num(np.nanmedian(np.where(both, cosines, np.nan), axis=0))
+    return Weights({s: i for i, (s, _) in enumerate(sketches)}, median, count)
+
+
+def _alike_weights(weights: Weights, bounds: Bounds) -> list[tuple[str, str]]:
+    """The pairs (in name order) whose weights pass the bound."""
+    names = sorted(weights.place, key=weights.place.get)
+    passing = (weights.median >= bounds.weights) & (weights.count >= bounds.min_matrices)
+    return [tuple(sorted((names[i], names[j]))) for i, j in zip(*np.nonzero(np.triu(passing, 1)))]
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Two students' answers to one split, where either is wrong."""
+
+    alike: int  # questions either answers wrongly that both answer the same
+    either_wrong: int  # questions either answers wrongly
+    chance: float  # the share of those answered alike that their own answer frequencies give by chance
+
+    @property
+    def kappa(self) -> float:
+        observed = self.alike / self.either_wrong if self.either_wrong else 0.0
+        return (observed - self.chance) / (1 - self.chance) if self.chance < 1 else 0.0
+
+    @property
+    def informative(self) -> float:
+        return self.either_wrong * (1 - self.chance)
+
+    def passes(self, bounds: Bounds) -> bool:
+        return self.kappa >= bounds.answers and self.informative >= bounds.informative
+
+
+def _agreement(mine: np.ndarray, theirs: np.ndarray, gold: np.ndarray) -> Agreement:
+    wrong = (mine != gold) | (theirs != gold)
+    a, b = mine[wrong], theirs[wrong]
+    n = int(wrong.sum())
+    if n == 0:
+        return Agreement(0, 0, 1.0)
+    ca, cb = Counter(a.tolist()), Counter(b.tolist())
+    chance = sum(count * cb.get(answer, 0) for answer, count in ca.items()) / (n * n)
+    return Agreement(int((a == b).sum()), n, chance)
+
+
+def _answers(students: list[tuple[str, Prints]], file: str, gold: bytes,
+             bounds: Bounds) -> tuple[dict[tuple[str, str], Agreement], dict[str, np.ndarray]]:
+    """(student, other) -> their Agreement on ``file``, for the pairs that pass (and each student's answers, for the
+    evidence of pairs the weights flag)."""
+    questions = len(gold) // LINE_HASH
+    rows = {}
+    for student, p in students:
+        lines = dict(p.answers).get(file)
+        if lines is not None and len(lines := trimmed(lines, questions)) == len(gold):
+            rows[student] = np.frombuffer(lines, dtype="<u8")
+    names = sorted(rows)
+    if len(names) < 2:
+        return {}, rows
+    answers = np.stack([rows[n] for n in names])  # (N, Q)
+    right = np.frombuffer(gold, dtype="<u8")  # (Q,)
+    correct = (answers == right).astype(np.float32)  # (N, Q)
+    # each question's answers as small codes, question by question in contiguous rows: (Q, N)
+    codes = np.stack([np.unique(column, return_inverse=True)[1] for column in answers.T]).astype(np.int32)
+    same = np.zeros((len(names), len(names)), dtype=np.int32)  # (N, N): questions answered alike
+    for column in codes:  # one (N, N) comparison per question: memory stays N squared
+        np.add(same, column[:, None] == column[None, :], out=same, casting="unsafe")
+    both_right = np.rint(correct @ correct.T).astype(np.int32)  # (N, N): alike because both are right
+    alike, either = same - both_right, questions - both_right  # on the questions either answers wrongly
+    out = {}
+    counted: dict[tuple[bytes, bytes], Agreement] = {}  # students who answer alike (all "", say) are counted once
+    # kappa never exceeds the share answered alike: only pairs past the bound on that share are worth the count
+    for a, b in zip(*np.nonzero(np.triu(alike >= bounds.answers * np.maximum(either, 1), 1))):
+        key = (rows[names[a]].tobytes(), rows[names[b]].tobytes())
+        found = counted.get(key) or counted.setdefault(key, _agreement(answers[a], answers[b], right))
+        if found.passes(bounds):
+            out[(names[a], names[b])] = found
+    return out, rows
+
+
+def _said(agreement: Agreement, split: str) -> str:
+    return (f"{split} answers: {agreement.alike} of the {agreement.either_wrong} questions either got wrong answered "
+            f"alike (chance {100 * agreement.chance:.0f}%)")
+
+
+def near_copies(students: list[tuple[str, Prints]], gold: dict[str, bytes] | None,
+                bounds: Bounds = Bounds()) -> list[NearCopy]:
+    """Every pair of ``(student, prints)`` whose runs of one run part look like one run; ``gold`` (split -> hashed
+    right answers) enables the answers' measure (without it, the weights' alone)."""
+    students = sorted(students)
+    prints = dict(students)
+    found = []
+    for part in RUN_PARTS:
+        weights = _weights(students, part.params)
+        evidence: dict[tuple[str, str], list[str]] = {pair: [] for pair in _alike_weights(weights, bounds)}
+        rows = {}
+        splits = [(split, name) for split, name in (("dev", part.dev), ("test", part.test)) if gold and split in gold]
+        for split, name in splits:
+            passing, rows[split] = _answers(students, name, gold[split], bounds)
+            for pair, agreement in passing.items():
+                evidence.setdefault(pair, []).append(_said(agreement, split))
+        for (a, b), reasons in sorted(evidence.items()):
+            if (compared := weights.of(a, b)) is not None:
+                reasons.insert(0, f"weights: median cosine {compared[0]:.3f} over {compared[1]} matrices")
+            for split, _ in splits:
+                if not any(r.startswith(split) for r in reasons) and a in rows[split] and b in rows[split]:
+                    reasons.append(_said(_agreement(rows[split][a], rows[split][b],
+                                                    np.frombuffer(gold[split], dtype="<u8")), split))
+            found.append(NearCopy(part.params, a, b, "near-copies of one run: " + "; ".join(
+                reasons + _same_seeds(prints[a], prints[b], part.name))))
+    return found
+
+
+def _same_seeds(mine: Prints, theirs: Prints, part: str) -> list[str]:
+    """The seeds both students' logs of the part's training runs record alike (an explicit COURSE_SEED two honest
+    students share makes their runs alike too: the instructor should know)."""
+    logs = {f"{run}.json" for run in CHAINS[part]}
+    a, b = dict(mine.seeds), dict(theirs.seeds)
+    same = sorted({a[log] for log in logs if log in a and a[log] == b.get(log)})
+    return [f"both logs record seed {', '.join(map(str, same))}"] if same else []

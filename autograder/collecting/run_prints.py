@@ -1,0 +1,153 @@
+"""Prints of a submission's runs that survive small changes: made in the student's collect unit, compared in the driver.
+
+A byte hash misses a classmate's run copied with one value nudged by 1e-6. These prints do not:
+  - each params file's weight matrices (the course model's parameters of two or more dimensions,
+    by the names the grader's decoding loads), each as a *count sketch*: every value, less the
+    tensor's mean, is added with a random sign into one of ``SKETCH_WIDTH`` random buckets (the
+    same for every student: drawn from the tensor's name). The cosine of two sketches estimates
+    the cosine of the two tensors: near 1 for a copy with small noise, near 0 (within about
+    ``1/sqrt(SKETCH_WIDTH)``) for two students who trained from their own seeds;
+  - each predictions file's answers, one 8-byte hash per line (read as the grader reads them);
+  - the seed each training run's log records.
+The params file is the student's: it is loaded with ``torch.load(weights_only=True)`` (tensors,
+never code) inside this unit only, and anything unreadable in it just has no sketch.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import zipfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from autograder.inside import bounded_json
+from course_lib.checkpoint import strip_wrappers
+from course_lib.data_files import read_predictions
+
+SKETCH_WIDTH = 128  # buckets of one tensor's sketch: two unrelated tensors' cosine has a spread of about 1/sqrt(128)
+CHUNK = 1 << 20  # values sketched at a time (bounds the sketch's scratch memory, whatever the tensor's size)
+MAX_LINES = 20_000  # predictions lines hashed (a split has hundreds; a longer file scores nothing anyway)
+MAX_MATRICES = 256  # weight matrices sketched (the handout's model has 27): more is no course model, and no sketch
+MAX_ENTRIES = 4096  # entries of a params file's zip (one per tensor: the course's models have under 100) loaded
+MAX_PICKLE = 2 ** 20  # bytes of its pickle (the course's models: a few KB) loaded
+LINE_HASH = 8  # bytes of one answer's hash
+
+
+@dataclass(frozen=True)
+class ParamsSketch:
+    """One params file's weight matrices, sketched."""
+
+    tensors: tuple[tuple[str, bytes], ...]  # "<name> <shape>" -> SKETCH_WIDTH float32s (the tensor's count sketch)
+
+    def matrix(self) -> dict[str, np.ndarray]:
+        """Each tensor's sketch as a unit vector (a constant tensor, all zeros, is left out)."""
+        out = {}
+        for key, raw in self.tensors:
+            vector = np.frombuffer(raw, dtype=np.float32).astype(np.float64)
+            norm = np.linalg.norm(vector)
+            if vector.shape == (SKETCH_WIDTH,) and norm > 0:
+                out[key] = vector / norm
+        return out
+
+
+@lru_cache(maxsize=1)
+def weight_pattern() -> re.Pattern:
+    """The names of the course model's weight matrices, any number of blocks, either attention: built from the
+    course's own model classes, so a renamed or added layer there is followed here."""
+    from course_lib.attention import CausalSelfAttention, SynthesizerAttentionBase
+    from course_lib.model import GPT, GPTConfig
+
+    config = GPTConfig(vocab_size=8, block_size=4, n_layer=1, n_head=1, n_embd=4)
+    names = {name for attention in (CausalSelfAttention, SynthesizerAttentionBase)
+             for name, p in GPT(config, attention_class=attention).named_parameters() if p.dim() >= 2}
+    alternatives = sorted(re.escape(n).replace(r"blocks\.0\.", r"blocks\.\d+\.") for n in names)
+    return re.compile("^(?:" + "|".join(alternatives) + ")$")
+
+
+def _sketch(name: str, values) -> bytes:
+    """The count sketch of one tensor (flattened, less its mean), float32 bytes."""
+    flat = values.detach().reshape(-1).to(torch.float64)
+    flat = flat - flat.mean()
+    generator = torch.Generator().manual_seed(int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big") >> 1)
+    sketch = torch.zeros(SKETCH_WIDTH, dtype=torch.float64)
+    for start in range(0, flat.numel(), CHUNK):
+        part = flat[start:start + CHUNK]
+        buckets = torch.randint(0, SKETCH_WIDTH, (part.numel(),), generator=generator)
+        signs = torch.randint(0, 2, (part.numel(),), generator=generator, dtype=torch.float64) * 2 - 1
+        sketch.index_add_(0, buckets, part * signs)
+    return sketch.to(torch.float32).numpy().tobytes()
+
+
+def _loadable(path: Path) -> bool:
+    """Whether a params file is a zip of torch.save's own shape and size (its central directory read, nothing
+    unpickled): a million tiny tensors or a pickle of nested lists would take the collect unit's whole time to load."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False  # not torch.save's zip format (which it has written since torch 1.6)
+    pickles = [e for e in entries if e.filename.endswith("/data.pkl")]
+    return len(entries) <= MAX_ENTRIES and len(pickles) == 1 and pickles[0].file_size <= MAX_PICKLE
+
+
+def sketch_params(path: Path) -> ParamsSketch | None:
+    """The sketch of a params file's weight matrices; None when it holds no state_dict of tensors or no weights."""
+    try:
+        if not _loadable(path):
+            return None
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+            return None
+        pattern = weight_pattern()
+        weights = [(name, value) for name, value in sorted(strip_wrappers(state).items())
+                   if isinstance(value, torch.Tensor) and value.is_floating_point() and pattern.match(name)
+                   and value.numel() > 0]
+        if len(weights) > MAX_MATRICES:
+            return None
+        tensors = []
+        for name, value in weights:
+            key = f"{name} {'x'.join(map(str, value.shape))}"
+            tensors.append((key, _sketch(key, value)))
+    except Exception:  # noqa: BLE001 (the student's file: anything unreadable in it just has no sketch)
+        return None
+    return ParamsSketch(tuple(tensors)) if tensors else None
+
+
+def answer_hash(answer: str) -> bytes:
+    """One answer's hash, as predictions and the grader's gold answers are compared (the line stripped)."""
+    return hashlib.blake2b(answer.strip().encode("utf-8", "surrogatepass"), digest_size=LINE_HASH).digest()
+
+
+def hash_answers(answers: list[str]) -> bytes:
+    return b"".join(answer_hash(a) for a in answers[:MAX_LINES])
+
+
+def hash_predictions(path: Path) -> bytes | None:
+    """Each line's hash, the file read as the grader reads it (``course_lib.data_files.read_predictions``: a
+    byte-order mark and CRLF are not text; each line stripped); None when it is not UTF-8 text. Blank lines after the
+    last answer are trimmed where the number of questions is known (``trimmed``)."""
+    try:
+        return hash_answers(read_predictions(path))
+    except (OSError, ValueError):
+        return None
+
+
+def trimmed(hashes: bytes, questions: int) -> bytes:
+    """``hashes`` without the blank lines past the ``questions``-th, as ``read_handed_in_predictions`` reads them."""
+    blank = answer_hash("")
+    while len(hashes) > questions * LINE_HASH and hashes[-LINE_HASH:] == blank:
+        hashes = hashes[:-LINE_HASH]
+    return hashes
+
+
+def recorded_seed(path: Path) -> int | None:
+    """The seed a run's log records (an int taken from the student's JSON, parsed within the value budget)."""
+    try:
+        seed = bounded_json.loads(path.read_bytes()).get("seed")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63 else None

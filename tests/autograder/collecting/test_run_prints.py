@@ -1,0 +1,70 @@
+"""The runs' prints a collect unit makes: sketches of the weights, hashes of the answers, the seeds the logs record."""
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+import torch
+
+from autograder.collecting.run_prints import answer_hash, hash_predictions, recorded_seed, sketch_params, trimmed
+from course_lib.model import GPT, GPTConfig
+
+
+class RunsCode:
+    """A pickle that would run code when loaded."""
+
+    def __reduce__(self):
+        return (os.system, ("touch ran-the-students-code",))
+
+
+def _model_state(seed: int) -> dict:
+    torch.manual_seed(seed)
+    return GPT(GPTConfig(vocab_size=20, block_size=16, n_layer=2, n_head=2, n_embd=16)).state_dict()
+
+
+def test_one_model_saved_other_ways_has_one_sketch(tmp_path):
+    """Do DataParallel's names, a persistent mask, another key order and a tensor of the student's own leave the
+    sketch of the weights as it was, while another seed's model is another sketch?"""
+    state = _model_state(0)
+    torch.save(state, tmp_path / "plain.params")
+    other_way = {f"module.{k}": v for k, v in reversed(list(state.items()))}
+    other_way["module.blocks.0.attn.mask"] = torch.ones(1, 1, 16, 16)
+    other_way["module.my_probe.weight"] = torch.randn(4, 4)
+    torch.save(other_way, tmp_path / "wrapped.params")
+    torch.save(_model_state(1), tmp_path / "other.params")
+    plain, wrapped, other = (sketch_params(tmp_path / f"{n}.params").matrix() for n in ("plain", "wrapped", "other"))
+    # the token embedding and head, six matrices a block (pos_emb starts at zero: a constant tensor has no sketch)
+    assert plain.keys() == wrapped.keys() == other.keys() and len(plain) == 2 + 2 * 6
+    assert all(np.allclose(plain[k], wrapped[k]) for k in plain)
+    assert np.median([abs(plain[k] @ other[k]) for k in plain]) < 0.5
+
+
+def test_a_params_file_that_is_not_tensors_has_no_sketch_and_runs_nothing(tmp_path, monkeypatch):
+    """Is a pickle that would run code, a text file or a list of tensors given no sketch, nothing run?"""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "code.params").write_bytes(pickle.dumps(RunsCode()))
+    (tmp_path / "text.params").write_text("not a model")
+    torch.save([torch.ones(3, 3)], tmp_path / "list.params")
+    assert [sketch_params(tmp_path / f"{n}.params") for n in ("code", "text", "list")] == [None, None, None]
+    assert not (tmp_path / "ran-the-students-code").exists()
+
+
+def test_answers_are_read_as_the_grader_reads_them(tmp_path):
+    """Do a byte-order mark, CRLF, spaces at the ends and blank lines after the last answer leave the hashes of the
+    answers as they were, and does a file that is not UTF-8 have none?"""
+    (tmp_path / "plain").write_text("Paris\nLyon\n\n", encoding="utf-8")
+    (tmp_path / "windows").write_bytes(b"\xef\xbb\xbfParis \r\nLyon\r\n\r\n\r\n\r\n")
+    (tmp_path / "latin1").write_bytes("Zürich\n".encode("latin-1"))
+    plain, windows = (trimmed(hash_predictions(tmp_path / n), 3) for n in ("plain", "windows"))
+    assert plain == windows == answer_hash("Paris") + answer_hash("Lyon") + answer_hash("")
+    assert hash_predictions(tmp_path / "latin1") is None
+
+
+def test_only_an_int_seed_is_taken_from_a_log(tmp_path):
+    """Is a log's seed taken only when it is a plain int, and nothing from a log that is not JSON?"""
+    for name, text in (("int", '{"seed": 42}'), ("bool", '{"seed": true}'), ("text", '{"seed": "42"}'),
+                       ("huge", '{"seed": 99999999999999999999}'), ("list", "[1]"), ("junk", "{")):
+        (tmp_path / name).write_text(text)
+    assert [recorded_seed(tmp_path / n) for n in ("int", "bool", "text", "huge", "list", "junk")] == \
+        [42, None, None, None, None, None]
