@@ -32,6 +32,8 @@ class SubmissionResult:
     graded: bool = True  # False when the grader itself failed on it: never kept, so a re-run grades it again
     seed: int | None = None  # the grading seed its fresh inputs came from: --seed replays this grading
     accuracies: dict[str, float] = field(default_factory=dict)  # run split -> accuracy of the handed-in params
+    # training stage -> the hyperparameters the glue chose (autograder.checks.hyperparameters): the audit's retraining
+    hyperparameters: dict[str, dict] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
