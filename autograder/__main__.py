@@ -46,9 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--student", action="append", default=None, metavar="ID",
                        help="grade only this student (repeatable); the output files then cover those students")
     grade.add_argument("--audit", default=None, metavar="K",
-                       help="retrain K randomly chosen students' runs (or 'all') from their own notebooks on the "
-                            "grading data with the graded preset and their recorded seeds, and flag a run whose "
-                            "handed-in accuracy is far above its retrained one (audit.csv, flags.csv)")
+                       help="retrain K randomly chosen students' runs (or 'all') with the course's reference code on "
+                            "the grading data, with the graded preset and their own hyperparameters and recorded "
+                            "seeds, and flag a run whose handed-in accuracy is far above its retrained one "
+                            "(audit.csv, flags.csv)")
     grade.add_argument("--audit-zero", action="store_true", help="zero the points of a flagged run split")
     grade.add_argument("--audit-timeout", type=float, default=3600,
                        help="seconds of one audited student's retraining (every audited run part)")
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     inbound.add_argument("--remove", action="store_true",
                          help="take them out of the exchange (deleted, or hidden from every collect when their owner "
                               "keeps them read-only); needs no root")
-    similar = sub.add_parser("similarity", help="pairwise similarity of the graded cells' code across a cohort")
+    similar = sub.add_parser("similarity", help="pairwise similarity of all of the students' code across a cohort")
     similar.add_argument("submitted", help="nbgrader's submitted/ folder: <student>/<assignment>/...")
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
     similar.add_argument("--assignment", default=layout.ASSIGNMENT)

@@ -13,8 +13,8 @@ gradebook (SQLite in the course folder, or ``--db``, e.g. a PostgreSQL server's 
 whole cohort on ``--workers`` Dask workers. Prints seconds per submission for each grader
 and for both, the hours 500 students would take on 1 and 16 cores at that rate, and
 `speedup X.XX` of the parallel pipeline over the serial one (wall time per submission).
-``--audit N`` then times ``grade --audit all`` of N students (every run retrained from their
-notebooks, in the smoke preset) on one worker and on ``--workers``, against the same grading
+``--audit N`` then times ``grade --audit all`` of N students (every run retrained with the
+course's reference code, in the smoke preset) on one worker and on ``--workers``, against the same grading
 without the audit: the audit's seconds per student and how they spread over the workers.
 """
 from __future__ import annotations

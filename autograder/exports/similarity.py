@@ -1,19 +1,24 @@
-"""How alike the cohort's graded cells are: pairwise, per cell and overall, the released starter code excluded.
+"""How alike the cohort's code is: pairwise, over all of each student's code and per graded cell, the release's code
+excluded.
 
-Each graded cell (a code cell of the release with nbgrader ``solution: true``,
-matched in a submission by its ``grade_id``) is fingerprinted with copydetect
-(tokenised by pygments, names replaced by placeholders, hashed k-grams), with
-the k-grams of that cell's released starter code as boilerplate, so a blank
-submission shares nothing with another blank one. Submissions are read through
-the collect step (regular files only, no link followed, sizes capped), then each
-student's notebooks are parsed (bounded JSON) and fingerprinted in that student's own
-unit (``autograder.units``): no student code is ever run or imported, and the driver
-compares fingerprints only. A notebook that cannot be read, or a student whose unit
-failed, is listed as skipped with a reason; everyone else is compared as usual.
+All of a student's code counts, wherever it stands: every code cell of every notebook of the
+assignment, tagged or not, is turned into its top-level statements, with the code in its
+strings (``exec``, ``eval``, ``compile``, magics) unwrapped (``similarity_code``: parsed with
+``ast``, never run, within a budget). Each statement is fingerprinted on its own with copydetect
+(names, strings, comments and layout folded), with every k-gram of the release's code as
+boilerplate and the release's own statements left out (``similarity_prints``), so a copy moved
+to another cell, wrapped in ``exec``, renamed or reordered is the same code, and blank
+submissions share nothing. The ``overall`` rows compare all of each student's code; the rows of
+each graded cell (a code cell of the release with nbgrader ``solution: true``, matched by its
+``grade_id``) show where the code is alike. Submissions are read through the collect step
+(regular files only, no link followed, sizes capped), then each student's notebooks are parsed
+(bounded JSON) and fingerprinted in that student's own unit (``autograder.units``): no student
+code is ever run or imported, and the driver compares fingerprints only. A notebook that
+cannot be read, or a student whose unit failed, is listed as skipped with a reason; everyone
+else is compared as usual.
 """
 from __future__ import annotations
 
-import io
 import json
 import tempfile
 from collections import defaultdict
@@ -21,16 +26,16 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from copydetect import CodeFingerprint, compare_files
-
 from autograder.collecting.collect import Limits, Wanted, collect_cohort
+from autograder.exports.similarity_code import Budget, statements
+from autograder.exports.similarity_prints import Document, boilerplate_of, document, marks, overlap
 from autograder.inside import bounded_json
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, outcomes
 
-OVERALL = "overall"  # the cell column of a pair's all-cells row (no grade_id is spelled so)
+OVERALL = "overall"  # the cell column of a pair's all-code row (no grade_id is spelled so)
 MB = 2 ** 20
-# one student's notebooks parsed (at most 5 MB each) and their cells fingerprinted (20,000 characters each at most)
+# one student's notebooks parsed (at most 5 MB each), their code's statements unwrapped and fingerprinted
 READ_STEP = Step("similarity", UnitLimits(seconds=60, memory_mb=1024), preload=("autograder.exports.similarity",))
 
 
@@ -38,15 +43,14 @@ READ_STEP = Step("similarity", UnitLimits(seconds=60, memory_mb=1024), preload=(
 class Settings:
     """How submissions are read and compared."""
 
-    noise: int = 20  # copydetect's noise threshold: shorter runs of matching filtered code are ignored
-    # copydetect's guarantee threshold: runs this long are always found (winnowing window = g - n + 1); equal to
-    # the noise threshold (copydetect's default) every k-gram is kept, so the scores do not depend on the
-    # per-process salt of Python's str hash that winnowing's choice would
-    guarantee: int = 20
+    # copydetect's noise threshold, the k of its k-grams: shorter runs of matching filtered code are ignored; every
+    # k-gram is kept (window 1), so the scores do not depend on the per-process salt of Python's str hash
+    noise: int = 20
     max_cell_chars: int = 20_000  # a cell's code past this is left out (a pasted dataset is not code to compare)
+    max_code_chars: int = 200_000  # a student's code parsed in all, unwrapped strings included; the rest left out
     notebook_bytes: int = 5 * MB  # larger notebooks are skipped unread
     max_entries: int = 200  # directory entries looked at per submission
-    shown_with_code: int = 3  # top pairs per cell whose matched code the page shows
+    shown_with_code: int = 3  # top pairs per row kind (overall, each cell) whose matched code the page shows
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,15 @@ class GradedCell:
 
     grade_id: str  # nbgrader's grade_id, the key a submission's cell is matched by
     notebook: str  # the release notebook's file name
-    starter: str  # the released code of the cell: excluded from every comparison
+
+
+@dataclass(frozen=True)
+class Release:
+    """What the students were given: the graded cells, and every code cell's source (the boilerplate)."""
+
+    cells: list[GradedCell]  # the graded cells, in release order
+    notebooks: tuple[str, ...]  # every notebook's file name: all of a student's code in them is compared
+    code: tuple[str, ...]  # every code cell's source, given, starter and test cells alike
 
 
 @dataclass(frozen=True)
@@ -63,13 +75,13 @@ class Skipped:
     """Something of a submission that was not compared (in full), and why: grader-written words only."""
 
     student: str  # the student's id as collect shows it
-    where: str  # a notebook's file name, a cell's grade_id, or "" for the whole submission
+    where: str  # a notebook's file name, a cell's grade_id or place, or "" for the whole submission
     reason: str  # why
 
 
 @dataclass(frozen=True, slots=True)
 class PairScore:
-    """How much of two students' code in one cell (or all cells) is the same, starter code aside."""
+    """How much of two students' code (all of it, or one graded cell's) is the same, the release's code aside."""
 
     cell: str  # grade_id, or OVERALL
     a: str  # one student (a < b)
@@ -92,8 +104,8 @@ class Report:
     students: list[str]  # everyone whose submission folder was read, sorted
     pairs: list[PairScore]  # every pair sharing any code: overall rows first, then per cell; each ranked
     skipped: list[Skipped]  # what was not compared, and why
-    code: dict[tuple[str, str], str] = field(default_factory=dict)  # (student, grade_id) -> code compared
-    # (cell, a, b) -> copydetect's slices for each cell's top pairs: a's and b's matched spans, as (starts, ends)
+    code: dict[tuple[str, str], str] = field(default_factory=dict)  # (student, OVERALL or grade_id) -> code compared
+    # (cell, a, b) -> each row kind's top pairs' matched spans in a's and b's code, as (starts, ends)
     matches: dict[tuple[str, str, str], tuple] = field(default_factory=dict)
 
     def ranked(self, cell: str) -> list[PairScore]:
@@ -104,15 +116,22 @@ class Malformed(Exception):
     """A notebook that is not one: its message is the reason shown."""
 
 
+def _code_cells(path: Path) -> list[dict]:
+    return [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+
+
 def graded_cells(release: Path) -> list[GradedCell]:
     """The graded code cells of the release notebooks (trusted files), in notebook and cell order."""
-    cells = []
-    for path in sorted(Path(release).glob("*.ipynb")):
-        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if cell["cell_type"] == "code" and meta.get("solution") and meta.get("grade_id"):
-                cells.append(GradedCell(meta["grade_id"], path.name, _source(cell)))
-    return cells
+    return [GradedCell(c["metadata"]["nbgrader"]["grade_id"], path.name)
+            for path in sorted(Path(release).glob("*.ipynb")) for c in _code_cells(path)
+            if c.get("metadata", {}).get("nbgrader", {}).get("solution") and c["metadata"]["nbgrader"].get("grade_id")]
+
+
+def release_of(release: Path) -> Release:
+    """The release's graded cells, notebooks and code (trusted files)."""
+    paths = sorted(Path(release).glob("*.ipynb"))
+    return Release(graded_cells(release), tuple(p.name for p in paths),
+                   tuple(_source(c) for p in paths for c in _code_cells(p)))
 
 
 def _source(cell: dict) -> str:
@@ -124,49 +143,62 @@ def _source(cell: dict) -> str:
     raise Malformed("a cell's source is neither text nor a list of lines")
 
 
-def read_cells(data: bytes, wanted: set[str]) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """The wanted grade_ids' code in a notebook's bytes, and (grade_id, reason) notes; Malformed if unreadable."""
+def read_cells(data: bytes, wanted: set[str]) -> tuple[list[tuple[str | None, str]], list[tuple[str, str]]]:
+    """Every code cell of a notebook's bytes, as (its grade_id when it is a wanted one's first, its code), and
+    (grade_id, reason) notes on the wanted cells; Malformed if unreadable."""
     try:
         notebook = bounded_json.loads(data)
     except bounded_json.JsonRefused as err:
         raise Malformed(str(err)) from None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise Malformed("not a notebook: no list of cells")
-    found: dict[str, str] = {}
+    found: list[tuple[str | None, str]] = []
     notes = []
+    seen: set[str] = set()
     for cell in notebook["cells"]:
         if not isinstance(cell, dict) or not isinstance(cell.get("metadata", {}), dict):
             raise Malformed("a cell is not a JSON object with metadata")
+        if cell.get("cell_type") != "code":
+            continue
         meta = cell.get("metadata", {}).get("nbgrader", {})
         grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
-        if cell.get("cell_type") != "code" or not isinstance(grade_id, str) or grade_id not in wanted:
-            continue
-        if grade_id in found:
-            notes.append((grade_id, "the cell appears more than once: the first is compared"))
-            continue
-        found[grade_id] = _source(cell)
-    notes += [(g, "no cell with this grade_id (deleted, or its metadata changed)") for g in sorted(wanted - set(found))]
+        graded = grade_id if isinstance(grade_id, str) and grade_id in wanted else None
+        if graded is not None and graded in seen:
+            notes.append((graded, "the cell appears more than once: the first is its cell's row, all are overall"))
+            graded = None
+        if graded is not None:
+            seen.add(graded)
+        found.append((graded, _source(cell)))
+    notes += [(g, "no cell with this grade_id (deleted, or its metadata changed); its code, wherever it is, is "
+                  "compared overall") for g in sorted(wanted - seen)]
     return found, notes
 
 
 @dataclass
 class StudentCode:
-    """One student's graded cells, read in the student's unit."""
+    """One student's code, read in the student's unit."""
 
-    code: dict[str, str]  # grade_id -> the code compared (cut to max_cell_chars)
-    prints: dict[str, CodeFingerprint]  # grade_id -> its fingerprint, the cell's starter code as boilerplate
+    code: dict[str, str]  # OVERALL or grade_id -> the code compared (the student's own statements), as shown
+    docs: dict[str, Document]  # OVERALL or grade_id -> its fingerprints, the release's code as boilerplate
     skipped: list[Skipped]  # what of it was not compared, and why
 
 
-def read_student(student: str, folder: str, by_notebook: dict[str, set[str]], settings: Settings,
-                 starters: dict[str, str]) -> StudentCode:
-    """In the student's unit: the wanted cells' code of each notebook in the collected ``folder``, fingerprinted with
-    each cell's ``starters`` code as boilerplate. (copydetect hashes k-grams with Python's ``hash``, salted per
-    process: every unit of a step is forked from one fork server, so every student's hashes and the boilerplate's
-    are made with the same salt, and no hash is made anywhere else.)"""
-    mine: dict[str, str] = {}
+def read_student(student: str, folder: str, graded: dict[str, set[str]], settings: Settings,
+                 release: tuple[str, ...]) -> StudentCode:
+    """In the student's unit: every code cell of each notebook (``graded``: notebook -> its graded cells' grade_ids)
+    in the collected ``folder``, as statements fingerprinted with the ``release`` code as boilerplate. (copydetect
+    hashes k-grams with Python's ``hash``, salted per process: every unit of a step is forked from one fork server,
+    so every student's hashes and the boilerplate's are made with the same salt, and no hash is made anywhere
+    else.)"""
+    k = settings.noise
+    given = [t for source in release for t in statements(source, Budget(len(source) * 8)).texts]
+    boilerplate = boilerplate_of(given, k)
+    budget = Budget(settings.max_code_chars)
+    everything: list[str] = []
+    cells: dict[str, list[str]] = {}
     skipped: list[Skipped] = []
-    for notebook, wanted in sorted(by_notebook.items()):
+    runtime = 0
+    for notebook, wanted in sorted(graded.items()):
         path = Path(folder) / notebook
         if not path.is_file():
             continue
@@ -176,29 +208,37 @@ def read_student(student: str, folder: str, by_notebook: dict[str, set[str]], se
             skipped.append(Skipped(student, notebook, str(err)))
             continue
         skipped += [Skipped(student, g, why) for g, why in notes]
-        for grade_id, text in found.items():
+        for i, (grade_id, text) in enumerate(found, 1):
             if len(text) > settings.max_cell_chars:
-                skipped.append(Skipped(student, grade_id, f"code past the first "
-                                       f"{settings.max_cell_chars} characters left out"))
-            mine[grade_id] = text[:settings.max_cell_chars]
-    # all k-grams of each starter (window 1), as copydetect's CopyDetector builds its boilerplate
-    boilerplates = {g: sorted(_fingerprint("starter.py", starters[g], settings).hashes) for g in mine}
-    prints = {g: _fingerprint(f"{student}/{g}.py", text, settings, boilerplates[g]) for g, text in mine.items()}
-    return StudentCode(mine, prints, skipped)
+                skipped.append(Skipped(student, grade_id or f"{notebook} code cell {i}",
+                                       f"code past the first {settings.max_cell_chars} characters left out"))
+            got = statements(text[:settings.max_cell_chars], budget)
+            everything += got.texts
+            runtime += got.runtime
+            if grade_id is not None:
+                cells[grade_id] = got.texts
+    if budget.spent_out:
+        skipped.append(Skipped(student, "", f"code past the first {settings.max_code_chars} characters of the "
+                                            "submission (strings of code unwrapped included) left out"))
+    if runtime:
+        skipped.append(Skipped(student, "", f"{runtime} exec/eval/compile call(s) on code built at run time: that "
+                                            "code is not compared (read the notebooks)"))
+    docs = {OVERALL: document(everything, k, boilerplate)}
+    docs.update((g, document(texts, k, boilerplate)) for g, texts in cells.items())
+    return StudentCode({cell: doc.text for cell, doc in docs.items()}, docs, skipped)
 
 
-def collect_code(submitted: Path, assignment: str, cells: list[GradedCell], settings: Settings
+def collect_code(submitted: Path, assignment: str, release: Release, settings: Settings
                  ) -> tuple[dict[str, StudentCode], list[Skipped]]:
-    """student -> their graded cells' code and fingerprints, read from a sanitised copy of each submission in a unit of
-    its own; and what was skipped."""
-    by_notebook: dict[str, set[str]] = defaultdict(set)
-    for c in cells:
-        by_notebook[c.notebook].add(c.grade_id)
-    starters = {c.grade_id: c.starter for c in cells}
-    # the notebooks holding graded cells, by name; no run files
+    """student -> their code and its fingerprints, read from a sanitised copy of each submission in a unit of its
+    own; and what was skipped."""
+    graded: dict[str, set[str]] = {name: set() for name in release.notebooks}
+    for c in release.cells:
+        graded[c.notebook].add(c.grade_id)
+    # every notebook of the assignment, by name; no run files
     limits = Limits(notebook_bytes=settings.notebook_bytes, total_bytes=16 * settings.notebook_bytes,
                     max_entries=settings.max_entries)
-    wanted = Wanted(frozenset(by_notebook), frozenset(), frozenset())
+    wanted = Wanted(frozenset(graded), frozenset(), frozenset())
     code: dict[str, StudentCode] = {}
     skipped: list[Skipped] = []
     with tempfile.TemporaryDirectory(prefix="similarity-") as tmp:
@@ -209,7 +249,7 @@ def collect_code(submitted: Path, assignment: str, cells: list[GradedCell], sett
         for got in cohort.students:
             # collect's reasons about the notebooks compared (too big, a link, ...); the rest is not ours to judge
             mine_dropped = [Skipped(got.student, r.split(":", 1)[0], r.split(":", 1)[1].strip())
-                            for r in got.dropped if r.split(":", 1)[0] in by_notebook]
+                            for r in got.dropped if r.split(":", 1)[0] in graded]
             skipped += mine_dropped
             if got.folder is None:  # nothing usable: say why once, in collect's words (the first few)
                 if not mine_dropped:
@@ -217,7 +257,7 @@ def collect_code(submitted: Path, assignment: str, cells: list[GradedCell], sett
                 continue
             readable.append(got)
         done = outcomes(READ_STEP, len(readable), lambda i: (read_student, (
-            readable[i].student, str(readable[i].folder), dict(by_notebook), settings, starters)), workers=2)
+            readable[i].student, str(readable[i].folder), graded, settings, release.code)), workers=2)
         for got, outcome in zip(readable, done):
             if not outcome.ok:
                 skipped.append(Skipped(got.student, "", f"not compared: reading it failed ({outcome.failure})"))
@@ -227,63 +267,49 @@ def collect_code(submitted: Path, assignment: str, cells: list[GradedCell], sett
     return code, skipped
 
 
-def _fingerprint(name: str, text: str, settings: Settings, boilerplate=None) -> CodeFingerprint:
-    window = settings.guarantee - settings.noise + 1
-    return CodeFingerprint(name, settings.noise, 1 if boilerplate is None else window, boilerplate=boilerplate,
-                           language="python", fp=io.StringIO(text))
-
-
 def compare(cells: list[GradedCell], code: dict[str, StudentCode], settings: Settings) -> Report:
-    """Every pair of students, per cell and overall, ranked; the starter code of each cell excluded. Works on the
-    fingerprints the students' units made."""
-    students = sorted(code)
+    """Every pair of students, overall and per graded cell, ranked; works on the fingerprints the students' units
+    made."""
+    k = settings.noise
     pairs: list[PairScore] = []
     matches: dict[tuple[str, str, str], tuple] = {}
-    own: dict[str, float] = defaultdict(float)  # student -> fingerprinted tokens of their own, all cells
-    shared: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])  # (a, b) -> matched tokens each way
-    for cell in cells:
-        prints = {s: code[s].prints[cell.grade_id] for s in students if cell.grade_id in code[s].prints}
-        for s, fp in prints.items():
-            own[s] += float(fp.token_coverage)
-        ranked = _rank(_cell_pairs(cell.grade_id, prints))
-        for p in ranked:
-            shared[(p.a, p.b)][0] += p.a_in_b * float(prints[p.a].token_coverage)
-            shared[(p.a, p.b)][1] += p.b_in_a * float(prints[p.b].token_coverage)
+    for cell in (OVERALL, *(c.grade_id for c in cells)):
+        docs = {s: mine.docs[cell] for s, mine in sorted(code.items())
+                if cell in mine.docs and mine.docs[cell].coverage}
+        ranked = _rank(_pairs(cell, docs, k))
         for p in ranked[:settings.shown_with_code]:  # where the matches are, in each one's own code
-            matches[(cell.grade_id, p.a, p.b)] = compare_files(prints[p.a], prints[p.b])[2]
+            matches[(cell, p.a, p.b)] = (marks(docs[p.a], docs[p.b], k), marks(docs[p.b], docs[p.a], k))
         pairs += ranked
-    overall = [PairScore(OVERALL, a, b, ta / own[a], tb / own[b], round(ta)) for (a, b), (ta, tb) in shared.items()]
-    return Report(cells, students, _rank(overall) + pairs, [],
-                  {(s, g): t for s, mine in code.items() for g, t in mine.code.items()}, matches)
+    return Report(cells, sorted(code), pairs, [],
+                  {(s, cell): text for s, mine in code.items() for cell, text in mine.code.items()}, matches)
 
 
-def _cell_pairs(grade_id: str, prints: dict[str, CodeFingerprint]) -> list[PairScore]:
-    """Every pair of students sharing code in one cell.
+def _pairs(cell: str, docs: dict[str, Document], k: int) -> list[PairScore]:
+    """Every pair of students sharing code in one row kind.
 
-    Scores depend on the filtered code alone, and many students write the same filtered code
-    (one right line, renamed), so each pair of distinct filtered codes is compared once.
+    Scores depend on the filtered statements alone, and many students write the same filtered code
+    (one right line, renamed), so each pair of distinct filtered documents is compared once.
     """
     groups: dict[str, list[str]] = defaultdict(list)
-    for s in sorted(prints):
-        groups[prints[s].filtered_code].append(s)
-    codes = list(groups)
+    for s in sorted(docs):
+        groups[docs[s].key].append(s)
+    keys = list(groups)
     found = []
-    for i, x in enumerate(codes):
-        for y in codes[i:]:
-            fx, fy = prints[groups[x][0]], prints[groups[y][0]]
-            if not fx.hashes & fy.hashes:
+    for i, x in enumerate(keys):
+        dx = docs[groups[x][0]]
+        for y in keys[i:]:
+            dy = docs[groups[y][0]]
+            tx, x_in_y = overlap(dx, dy, k)
+            if not tx:
                 continue
-            tokens, (x_in_y, y_in_x), _ = compare_files(fx, fy)
-            if not tokens:
-                continue
-            side = {x: (float(x_in_y), float(x_in_y * fx.token_coverage)),
-                    y: (float(y_in_x), float(y_in_x * fy.token_coverage))}
+            ty, y_in_x = overlap(dy, dx, k)
+            side = {x: (x_in_y, tx), y: (y_in_x, ty)}
             who = combinations(groups[x], 2) if x == y else ((a, b) for a in groups[x] for b in groups[y])
             for a, b in who:
                 (a_in_b, ta), (b_in_a, _) = side[x], side[y]
                 if b < a:
                     a, b, a_in_b, b_in_a, ta = b, a, b_in_a, a_in_b, side[y][1]
-                found.append(PairScore(grade_id, a, b, a_in_b, b_in_a, round(ta)))
+                found.append(PairScore(cell, a, b, a_in_b, b_in_a, ta))
     return found
 
 
@@ -293,9 +319,10 @@ def _rank(pairs: list[PairScore]) -> list[PairScore]:
 
 def similarity_report(submitted: Path, release: Path, assignment: str = "a5", settings: Settings = Settings()
                       ) -> Report:
-    """Read the cohort in ``submitted/<student>/<assignment>/`` and compare every graded cell of ``release``."""
-    cells = graded_cells(release)
-    code, skipped = collect_code(submitted, assignment, cells, settings)
-    report = compare(cells, code, settings)
+    """Read the cohort in ``submitted/<student>/<assignment>/`` and compare all of its code, the ``release``'s
+    aside."""
+    given = release_of(release)
+    code, skipped = collect_code(submitted, assignment, given, settings)
+    report = compare(given.cells, code, settings)
     report.skipped = skipped
     return report

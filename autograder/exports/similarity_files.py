@@ -78,32 +78,42 @@ table{border-collapse:collapse;margin:.5rem 0}th,td{border:1px solid #888;paddin
 max-height:30rem;white-space:pre-wrap}mark{background:#ffd54f;color:#000;text-decoration:underline}"""
 
 
+def _with_code(report: Report, cell: str, ranked: list[PairScore]) -> list[str]:
+    """The top pairs of a row kind whose matches the report kept, each one's code side by side, matches marked."""
+    parts = []
+    for i, p in enumerate(ranked, 1):
+        if (slices := report.matches.get((cell, p.a, p.b))) is None:  # not among the top few
+            continue
+        parts.append(f"<h3>{i}. {_esc(p.a)} and {_esc(p.b)}: {_pct(p.similarity)}</h3><div class='pair'>" +
+                     "".join(f"<div><p>{_esc(who)}</p><pre>{_marked(report.code[(who, cell)], s)}</pre></div>"
+                             for who, s in ((p.a, slices[0]), (p.b, slices[1]))) + "</div>")
+    return parts
+
+
 def page(report: Report, assignment: str) -> str:
-    """The instructor's page: skipped work, the overall ranking, then each cell's ranking with the code."""
+    """The instructor's page: skipped work, the overall ranking with the top pairs' code, then each graded cell's."""
     overall = report.ranked(OVERALL)
-    parts = [f"<h1>Similarity of the graded cells: {_esc(assignment)}</h1>",
+    parts = [f"<h1>Similarity of the students' code: {_esc(assignment)}</h1>",
              f"<p>{len(report.students)} students, {len(report.cells)} graded cells, "
-             f"{len(overall)} pairs sharing any code. The released starter code of each cell is left out; "
-             "names, comments, strings and layout do not count, so renamed variables still match. "
+             f"{len(overall)} pairs sharing any code. <em>All code</em> compares every code cell of a student's "
+             "notebooks, tagged or not, with code in strings (exec, eval, compile, magics) unwrapped, statement by "
+             "statement, so moved, wrapped and reordered code still matches; each graded cell's own rows say where. "
+             "The release's code is left out; names, comments, strings and layout do not count, so renamed "
+             "variables still match. The code shown is each student's own statements. "
              "<em>a in b</em> is the share of a's own code found in b's; <em>similarity</em> is the larger share. "
              "A high score is a reason to read both submissions, not a verdict: short cells with one right "
              "answer look alike.</p>",
              "<h2>Skipped</h2>",
              _table(["student", "where", "reason"], [[_esc(s.student), _esc(s.where), _esc(s.reason)]
                                                       for s in report.skipped]) if report.skipped else "<p>None.</p>",
-             f"<h2>All graded cells together (top {TOP_PAIRS})</h2>",
-             _table(PAIR_HEAD, _pair_rows(overall[:TOP_PAIRS])) if overall else "<p>No pair shares any code.</p>"]
+             f"<h2>All code (top {TOP_PAIRS})</h2>",
+             _table(PAIR_HEAD, _pair_rows(overall[:TOP_PAIRS])) if overall else "<p>No pair shares any code.</p>",
+             *_with_code(report, OVERALL, overall[:TOP_PER_CELL])]
     for cell in report.cells:
         ranked = report.ranked(cell.grade_id)
         parts += [f"<h2 id='{_esc(cell.grade_id)}'>Cell {_esc(cell.grade_id)} ({_esc(cell.notebook)})</h2>",
                   _table(PAIR_HEAD, _pair_rows(ranked[:TOP_PER_CELL])) if ranked
-                  else "<p>No pair shares code here.</p>"]
-        for i, p in enumerate(ranked[:TOP_PER_CELL], 1):
-            if (slices := report.matches.get((cell.grade_id, p.a, p.b))) is None:  # not among the top few
-                continue
-            parts.append(f"<h3>{i}. {_esc(p.a)} and {_esc(p.b)}: {_pct(p.similarity)}</h3><div class='pair'>" +
-                         "".join(f"<div><p>{_esc(who)}</p><pre>{_marked(report.code[(who, cell.grade_id)], s)}</pre>"
-                                 "</div>" for who, s in ((p.a, slices[0]), (p.b, slices[1]))) + "</div>")
+                  else "<p>No pair shares code here.</p>", *_with_code(report, cell.grade_id, ranked[:TOP_PER_CELL])]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             f"<title>Similarity report: {_esc(assignment)}</title><style>{STYLE}</style></head><body>"

@@ -1,16 +1,23 @@
-"""The audit (``autograder grade --audit K``): retrain sampled students' runs from their own notebooks, compare.
+"""The audit (``autograder grade --audit K``): retrain sampled students' runs with code no student wrote, compare.
 
-Decoding ties the predictions to the submitted params; only retraining ties the params to
-the student's code and data. For each audited student, and each run part that earned
-points, one confined *retrain* job runs that part's training runs (``course_lib.runs``)
-from the student's own notebooks, on the grading world's student data, with the graded
-preset and the random seed the student's run logs record (0 when they record none), and
-hands back the params it ends with. A trusted *decode* job answers the questions with
-them, and the grader scores those answers itself. A split whose handed-in accuracy
-exceeds the retrained one by more than the bar's measured tolerance (the reference's
-seed-to-seed spread, ``bars.toml``) is flagged with both numbers, and zeroed when the
-instructor asks (``--audit-zero``). Nothing the retrain job says about itself counts:
-its params are only decoded.
+Decoding ties the predictions to the submitted params; only retraining shows whether those
+params are what training on the course's data reaches. For each audited student, and each
+run part that earned points (so every check of the code it runs passed), one confined
+*retrain* job runs that part's training runs (``course_lib.runs``) with the course's
+reference implementation of each part, loaded from ``solutions/`` as the hidden checks load
+it: on the grading world's student data, with the graded preset, the training
+hyperparameters the student's glue chose (what the probe job read of its Trainer configs,
+``autograder.checks.hyperparameters``) and the random seed the student's run logs record (0
+when they record none). No file of the student's enters the job, so no cell of theirs can
+run there, detect the audit or answer for it. A trusted *decode* job answers the questions
+with the params it hands back, and the grader scores those answers itself. A split whose
+handed-in accuracy exceeds the retrained one by more than the bar's measured tolerance (the
+reference's seed-to-seed spread, ``bars.toml``) is flagged with both numbers, and zeroed when
+the instructor asks (``--audit-zero``).
+
+What it shows: that a correct implementation, trained as the student says they trained, reaches
+the handed-in accuracy. What it does not: that the student's own code made these params (the
+checks tie the code to the reference; a run part scores only when they all pass).
 
 Cost: a student's audit is a whole training of every audited part (see "Auditing runs" in
 benchmarks/FINDINGS.md); each audited student is one Dask task, so K audits spread over the
@@ -26,6 +33,7 @@ from pathlib import Path
 import torch
 
 from autograder.checks import registry
+from autograder.checks.judges import SOLUTIONS
 from autograder.checks.run_chains import CHAINS
 from autograder.collecting.collect import OUTPUTS, Collected
 from autograder.collecting.run_prints import recorded_seed
@@ -87,9 +95,22 @@ def _recorded_seeds(folder: Path, runs: list[str], student: str) -> dict[str, in
     return seeds
 
 
+def reference_notebooks() -> list[Path]:
+    """The course's reference notebooks whose parts the runs call (02 to 05: a run's ``parts_with`` loads no later
+    one), as the hidden checks load them."""
+    last = max(p.notebook[:2] for p in registry.RUN_PARTS)
+    return sorted(p for p in SOLUTIONS.glob("[0-9][0-9]_*.ipynb") if p.name[:2] <= last)
+
+
+def _after(runs: list[str]) -> dict[str, list[str]]:
+    """run -> the runs among ``runs`` whose params it reads (it cannot start when one of them failed)."""
+    return {name: [n for n in runs if RUNS[name].reads and RUNS[n].writes == RUNS[name].reads] for name in runs}
+
+
 def audit_student(collected: Collected, result: SubmissionResult, settings: Settings, gold: dict,
                   audit: AuditSettings) -> AuditResult:
-    """Retrain the run parts that earned points and score the retrained params; a finding per split."""
+    """Retrain the run parts that earned points with the reference and score the retrained params; a finding per
+    split."""
     out = AuditResult(collected.student)
     earned = {label.split("/")[0] for label, value in result.accuracies.items()
               if any(p.part == label and p.points > 0 for p in result.parts)}
@@ -98,18 +119,16 @@ def audit_student(collected: Collected, result: SubmissionResult, settings: Sett
         return out
     runs = [name for part in parts for name in CHAINS[part.name]]
     runs = list(dict.fromkeys(runs))
-    # the notebooks a run's ``parts_with`` loads (02 to 05), not the written ones after: a name or setting of 06-08
-    # never reaches a run in the student's Jupyter
-    last = max(p.notebook[:2] for p in registry.RUN_PARTS)
-    notebooks = sorted(p for p in collected.folder.glob("*.ipynb") if p.name[:2] <= last)
-    after = {name: [n for n in runs if RUNS[name].reads and RUNS[n].writes == RUNS[name].reads] for name in runs}
-    request = {"notebooks": [p.name for p in notebooks], "cell_seconds": settings.cell_seconds, "runs": runs,
-               "after": after, "preset": settings.preset, "data_dir": "data",
+    request = {"notebooks": [p.name for p in reference_notebooks()], "cell_seconds": settings.cell_seconds,
+               "runs": runs, "after": _after(runs), "preset": settings.preset, "data_dir": "data",
                "seeds": _recorded_seeds(collected.folder, runs, collected.student),
+               "hyperparameters": result.hyperparameters,
                "finals": {p.name: CHAINS[p.name][-1] for p in parts}}
-    job = run_job("retrain", request, {**{p.name: p for p in notebooks}, **data_inputs(settings)}, audit.timeout,
-                  settings.limits, settings.confined, env={**PROBE_ENV, "COURSE_PRESET": settings.preset},
-                  answer_cap=RETRAIN_ANSWER_CAP)
+    out.log.append(f"audit: retraining with the reference and the glue's hyperparameters {result.hyperparameters}, "
+                   f"seeds {request['seeds']}")
+    job = run_job("retrain", request, {**{p.name: p for p in reference_notebooks()}, **data_inputs(settings)},
+                  audit.timeout, settings.limits, settings.confined,
+                  env={**PROBE_ENV, "COURSE_PRESET": settings.preset}, answer_cap=RETRAIN_ANSWER_CAP)
     out.log.append(f"audit retrain job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n"
                    f"{job.log[-4000:]}")
     answered = job.answer.get("parts", {}) if isinstance(job.answer, dict) else {}

@@ -12,7 +12,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from autograder.checks import registry
+from autograder.checks import hyperparameters, registry
 from autograder.collecting.collect import OUTPUTS
 from autograder.confinement.jobs import run_job
 from autograder.exports import reasons
@@ -78,8 +78,10 @@ def _why_missing(names: list[str], failed: dict, notes: dict[str, str]) -> str:
 
 
 def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: int, budget: Budget,
-               notes: dict[str, str] | None = None) -> list[PartResult]:
-    """Probe every check in one confined job on inputs drawn from ``seed``; judge each output here."""
+               notes: dict[str, str] | None = None, chosen: dict[str, dict] | None = None) -> list[PartResult]:
+    """Probe every check in one confined job on inputs drawn from ``seed``; judge each output here. The training
+    hyperparameters the glue chose (``autograder.checks.hyperparameters``, from the glue checks that passed) go into
+    ``chosen``, for the audit."""
     timeout = budget.job_timeout(settings.timeout)
     if timeout <= 0:
         return [PartResult(c.grade_id, 0.0, c.points, OUT_OF_TIME) for c in registry.CHECKS]
@@ -99,8 +101,15 @@ def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: 
     answer = job.answer if isinstance(job.answer, dict) else {}
     checks = answer.get("checks") if isinstance(answer.get("checks"), dict) else {}
     failed = answer.get("failed_notebooks") if isinstance(answer.get("failed_notebooks"), dict) else {}
-    return [_judged(check, inputs[check.grade_id], checks.get(check.grade_id), failed, notes, log)
-            for check in registry.CHECKS]
+    results = [_judged(check, inputs[check.grade_id], checks.get(check.grade_id), failed, notes, log)
+               for check in registry.CHECKS]
+    if chosen is not None:
+        passed = {r.part for r in results if r.points == r.max_points}
+        stages, said = hyperparameters.from_outputs({g: checks[g].get("output") for g in hyperparameters.STAGES
+                                                     if g in passed and isinstance(checks.get(g), dict)})
+        chosen.update(stages)
+        log += said
+    return results
 
 
 def _judged(check: registry.Check, inputs: dict, got, failed: dict, notes, log: list[str]) -> PartResult:

@@ -29,6 +29,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from autograder.atomic import write_atomically
+from autograder.checks import hyperparameters
 from autograder.checks.judges import SOLUTIONS
 from autograder.collecting.collect import Collected, Refused
 from autograder.grading.grade import grade_one
@@ -47,7 +48,7 @@ from course_lib.layout import REPO
 preload("autograder.grading.grade")  # the step's units import it: once, in the fork server
 
 CACHE_DIR = "results"  # in the --out folder: one JSON per graded student
-CACHE_FORMAT = 3  # bumped when the cache file's layout changes
+CACHE_FORMAT = 4  # bumped when the cache file's layout changes
 # what decides a grade besides the submission: the grader's and the course library's code, the bars,
 # and the reference synthesizer the decode job loads; a new module counts unless named as not grading
 GRADER_FILES = ("autograder/**/*.py", "autograder/checks/bars.toml", "course_lib/**/*.py")
@@ -139,9 +140,18 @@ def _load(path: Path, content: str, grading: str) -> SubmissionResult | None:
                  for p in kept["parts"]]
         return SubmissionResult(kept["student"], parts, [*kept["log"], "(kept from an earlier grading: unchanged)"],
                                 seed=kept.get("seed"), accuracies=dict(kept.get("accuracies", {})),
-                                above_ceiling=[str(s) for s in kept.get("above_ceiling", [])])
+                                above_ceiling=[str(s) for s in kept.get("above_ceiling", [])],
+                                hyperparameters=_kept_hyperparameters(kept.get("hyperparameters")))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # an unreadable kept result is graded again
+
+
+def _kept_hyperparameters(kept) -> dict[str, dict]:
+    """The kept hyperparameters, through the same filter as when they were read (JSON made the betas a list)."""
+    if not isinstance(kept, dict):
+        return {}
+    return {stage: hyperparameters.of_stage(fields)[0] for stage, fields in kept.items()
+            if stage in hyperparameters.STAGES.values()}
 
 
 def _keep(path: Path, result: SubmissionResult, content: str, grading: str) -> None:
@@ -149,6 +159,7 @@ def _keep(path: Path, result: SubmissionResult, content: str, grading: str) -> N
         return
     record = {"format": CACHE_FORMAT, "content": content, "settings": grading, "student": result.student,
               "seed": result.seed, "accuracies": result.accuracies, "above_ceiling": result.above_ceiling,
+              "hyperparameters": result.hyperparameters,
               "parts": [asdict(p) for p in result.parts],
               "log": result.log}
     write_atomically(path, json.dumps(record))  # a reader never sees half a file, even if the driver dies here

@@ -41,7 +41,8 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
     if not notebooks:
         result.parts = [PartResult(c.grade_id, 0.0, c.points, "no notebooks in the submission") for c in registry.CHECKS]
     else:
-        result.parts = grade_code(notebooks, settings, result.log, seed, budget, collected.notes)
+        result.parts = grade_code(notebooks, settings, result.log, seed, budget, collected.notes,
+                                  result.hyperparameters)
     if collected.folder is None:
         result.parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, "no submission folder")
                          for b in settings.bars]

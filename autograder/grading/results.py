@@ -33,6 +33,8 @@ class SubmissionResult:
     seed: int | None = None  # the grading seed its fresh inputs came from: --seed replays this grading
     accuracies: dict[str, float] = field(default_factory=dict)  # run split -> accuracy of the handed-in params
     above_ceiling: list[str] = field(default_factory=list)  # run splits above what the course's code reaches
+    # training stage -> the hyperparameters the glue chose (autograder.checks.hyperparameters): the audit's retraining
+    hyperparameters: dict[str, dict] = field(default_factory=dict)
 
     @property
     def score(self) -> float:

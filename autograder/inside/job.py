@@ -7,10 +7,12 @@ Jobs:
            the raw output or what stopped it.
   decode   no student code: answer questions with trusted model code and the
            submitted params (loaded with ``weights_only``), for the run parts.
-  retrain  the audit: the student's notebooks carry out the named training runs
-           (course_lib.runs, the graded preset, the seeds they recorded) on the
-           course data; back come the params each run part ends with, raw: the
-           grader decodes them itself with a decode job.
+  retrain  the audit, with no student code: the course's reference notebooks
+           carry out the named training runs (course_lib.runs) on the course
+           data, with the graded preset, the hyperparameters the student's glue
+           chose and the seeds the student's runs recorded; back come the params
+           each run part ends with, raw: the grader decodes them itself with a
+           decode job.
 The answer goes to a pipe the grader reads with a size cap; prints go to a log
 that only the instructor sees.
 """
@@ -204,13 +206,26 @@ def decode(request: dict) -> dict:
     return out
 
 
+def _with_hyperparameters(preset, chosen: dict):
+    """The preset with the student's chosen fields under each stage's overrides (the preset's own still win, as in
+    the student's runs)."""
+    import dataclasses
+
+    stages = {stage: {**{k: tuple(v) if isinstance(v, list) else v for k, v in chosen.get(stage, {}).items()},
+                      **getattr(preset, stage)}
+              for stage in ("pretrain", "finetune_without_pretrain", "finetune_with_pretrain")}
+    return dataclasses.replace(preset, **stages)
+
+
 def retrain(request: dict) -> dict:
-    """The named training runs from the student's own notebooks; the final params of each run part (or why not)."""
+    """The named training runs with the reference notebooks' parts; the final params of each run part (or why not)."""
     import torch
 
+    from course_lib.presets import get_preset
     from course_lib.runs import RUNS, run
 
     parts, failed, _ = load_parts(request["notebooks"], request.get("cell_seconds"))
+    preset = _with_hyperparameters(get_preset(request["preset"]), request.get("hyperparameters") or {})
     out_dir = "/tmp/audit" if os.path.isdir("/tmp") else "audit"
     stopped: dict[str, str] = {}  # run -> the error type that stopped it
     for name in request["runs"]:
@@ -219,9 +234,9 @@ def retrain(request: dict) -> dict:
             continue
         started = time.monotonic()
         try:
-            run(name, parts, preset=request["preset"], data_dir=request["data_dir"], out_dir=out_dir,
+            run(name, parts, preset=preset, data_dir=request["data_dir"], out_dir=out_dir,
                 seed=int(request["seeds"].get(name, 0)), progress=False, num_threads=1)
-        except BaseException as err:  # the student's code: that run (and what needs it) is reported, the rest go on
+        except Exception as err:  # that run (and what needs it) is reported, the rest go on
             traceback.print_exception(err, file=sys.stdout)
             stopped[name] = type(err).__name__
         print(f"[grader] retrain {name}: {time.monotonic() - started:.1f} s", flush=True)

@@ -1,8 +1,8 @@
-"""The cohort's similarity report: renamed copies rank first, starter code never counts, bad input is skipped."""
+"""The cohort's similarity report: copies rank first however they are hidden, the release's code never counts, honest
+work does not flood it, bad input is skipped."""
 from __future__ import annotations
 
 import csv
-import json
 import re
 import shutil
 from pathlib import Path
@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from autograder.__main__ import main
-from autograder.exports.similarity import OVERALL, Settings, graded_cells, read_cells, similarity_report
+from autograder.exports.similarity import OVERALL, Settings, graded_cells, read_cells, release_of, similarity_report
 from autograder.exports.similarity_files import write_report
-from conftest import REPO, SOLUTIONS
+from conftest import SOLUTIONS
+from honest_code import CAROL, SCRATCH
+from similarity_cohorts import REFERENCE, RELEASE, answers, files, honest, moved, notebook, submit, wrapped
 
-RELEASE = REPO / "notebooks" / "a5"
 NOTEBOOKS = ("02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb", "05_synthesizer.ipynb",
              "08_position_embeddings.ipynb")
 SCRIPT = "<script>alert('bob')</script>"
@@ -28,71 +29,6 @@ RENAMES = {"document": "doc_text", "truncated": "cut", "masked_len": "span_len",
            "order": "perm", "mconf": "cfg"}
 KEYWORDS = {"max_epochs"}  # also TrainerConfig's keyword (max_epochs=...): only the variable is renamed
 
-# carol: her own code for every graded cell of 03, 05 and 08 (written apart from the reference)
-CAROL = {
-    "03-span-corruption": '''class CharCorruptionDataset(CharCorruptionDatasetBase):
-    """Span corruption: `prefix ⁇ suffix ⁇ masked ⁇` padded, as (x, y) shifted by one."""
-
-    def __getitem__(self, idx):
-        chars = list(self.data[idx])
-        limit = int(self.block_size * 0.875)
-        chars = chars[:random.randrange(4, limit + 1)]
-        span = max(1, round(random.gauss(len(chars) / 4, 1)))
-        span = min(span, len(chars) - 1) if len(chars) > 1 else len(chars)
-        lo = random.randrange(0, len(chars) - span + 1)
-        pieces = ["".join(chars[:lo]), "".join(chars[lo + span:]), "".join(chars[lo:lo + span])]
-        out = self.MASK_CHAR.join(pieces) + self.MASK_CHAR
-        out += self.PAD_CHAR * (self.block_size - len(out))
-        ids = torch.LongTensor(list(map(self.stoi.get, out)))
-        return ids[:-1], ids[1:]
-''',
-    "05-synthesizer": '''class SynthesizerAttention(SynthesizerAttentionBase):
-    """Dense synthesizer: attention scores computed from each position alone."""
-
-    def forward(self, x):
-        n_batch, n_steps, width = x.shape
-        per_head = width // self.n_head
-
-        def heads(t):
-            return t.reshape(n_batch, n_steps, self.n_head, per_head).permute(0, 2, 1, 3)
-
-        hidden = torch.relu(heads(self.w1(x)))
-        logits = torch.matmul(hidden, self.w2[:, :n_steps]) + self.b2[:n_steps]
-        causal = self.mask[:, :, :n_steps, :n_steps].bool()
-        logits = torch.where(causal, logits, torch.full_like(logits, -float("inf")))
-        weights = self.attn_drop(torch.softmax(logits, dim=-1))
-        merged = torch.matmul(weights, heads(self.value(x))).permute(0, 2, 1, 3).reshape(n_batch, n_steps, width)
-        return self.resid_drop(self.proj(merged))
-
-
-def initialize_synthesizer_model(mconf: GPTConfig) -> GPT:
-    """A GPT whose blocks use your SynthesizerAttention."""
-    built = GPT(mconf, attention_class=SynthesizerAttention)
-    return built
-''',
-    "08-a-code": '''def permuted_output(P, X):
-    """The layer's output Z' when its input is the sequence X reordered by the permutation matrix P."""
-    reordered = torch.matmul(P.type(X.dtype), X)
-    return position_free_layer(reordered, *params)
-
-
-P = torch.zeros(T, T, dtype=DTYPE)
-for i in range(T):
-    P[i, (i + 1) % T] = 1.0
-''',
-    "08-b-code": '''def position_embeddings(T, d):
-    rows = []
-    for pos in range(T):
-        row = []
-        for i in range(0, d, 2):
-            angle = pos / (10000 ** (i / d))
-            row += [math.sin(angle), math.cos(angle)]
-        rows.append(row)
-    return torch.tensor(rows, dtype=DTYPE)
-''',
-}
-
-
 def renamed(code: str) -> str:
     """``code`` with RENAMES applied to names (not to keywords of calls) and its comments reworded."""
     code = re.sub(r"#.*", "# reworded by bob", code)
@@ -102,36 +38,22 @@ def renamed(code: str) -> str:
     return code
 
 
-def notebook(source: Path, cells: dict[str, str] | None = None, edit=None) -> str:
-    """The notebook at ``source`` as JSON text, graded cells replaced by ``cells`` or passed through ``edit``."""
-    nb = json.loads(source.read_text(encoding="utf-8"))
-    for cell in nb["cells"]:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell["cell_type"] != "code" or not meta.get("solution"):
-            continue
-        grade_id = meta["grade_id"]
-        if cells and grade_id in cells:
-            cell["source"] = cells[grade_id]
-        elif edit:
-            cell["source"] = edit("".join(cell["source"]))
-    return json.dumps(nb)
-
-
-def submit(submitted: Path, student: str, files: dict[str, str | bytes]) -> None:
-    folder = submitted / student / "a5"
-    folder.mkdir(parents=True)
-    for name, text in files.items():
-        (folder / name).write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
-
-
 @pytest.fixture(scope="module")
 def cohort(tmp_path_factory) -> Path:
-    """alice: the reference; bob: alice renamed; carol: her own code; erin, frank: blank; gina: one broken file."""
+    """alice: the reference; bob: alice renamed; carol: her own code; dora: alice's code moved out of the graded cells;
+    ezra: alice's code run from strings; erin, frank: blank; gina: one broken file."""
     submitted = tmp_path_factory.mktemp("cohort") / "submitted"
     submit(submitted, "alice", {n: notebook(SOLUTIONS / n) for n in NOTEBOOKS})
     bob = {n: notebook(SOLUTIONS / n, edit=renamed) for n in NOTEBOOKS}
-    bob[NOTEBOOKS[1]] = bob[NOTEBOOKS[1]].replace("# reworded by bob", f"# {SCRIPT}", 1)
+    bob[NOTEBOOKS[1]] = notebook(SOLUTIONS / NOTEBOOKS[1],
+                                 edit=lambda code: renamed(code).replace('"""', f'"""{SCRIPT} ', 1))
     submit(submitted, "bob", bob)
+    submit(submitted, "dora", {n: moved(n, REFERENCE) for n in NOTEBOOKS})
+    ezra = {}
+    for i, n in enumerate(NOTEBOOKS):
+        mine = answers(SOLUTIONS / n)
+        ezra[n] = notebook(RELEASE / n, {g: wrapped(code, i + j) for j, (g, code) in enumerate(mine.items())})
+    submit(submitted, "ezra", ezra)
     submit(submitted, "carol", {n: notebook(RELEASE / n, CAROL) for n in NOTEBOOKS[1:]})
     for blank in ("erin", "frank"):
         submit(submitted, blank, {n: notebook(RELEASE / n) for n in NOTEBOOKS})
@@ -154,23 +76,57 @@ def test_the_graded_cells_are_the_release_solution_cells():
     cells = {c.grade_id: c for c in graded_cells(RELEASE)}
     assert {"02-glue", "03-span-corruption", "05-synthesizer", "07-a-code", "08-b-code"} <= set(cells)
     assert not any(g.endswith("-test") for g in cells)  # the test cells are the grader's, not the students'
-    assert "raise NotImplementedError()" in cells["03-span-corruption"].starter
+    assert any("raise NotImplementedError()" in code and "CharCorruptionDataset" in code
+               for code in release_of(RELEASE).code)  # the starter, with the release's other code: boilerplate
 
 
 def test_the_renamed_copy_ranks_at_the_top(report):
-    """Does bob (alice's code, names renamed and comments changed) top the overall and every per-cell ranking?"""
+    """Does bob (alice's code, names renamed and comments changed) score as a copy of alice overall and in every graded
+    cell, while carol's own code does not?"""
     alice, bob = (report.code[(s, "03-span-corruption")] for s in ("alice", "bob"))
-    assert "doc_text" in bob and "document" not in bob and "# 1. keep" in alice  # renamed, comments reworded
-    assert bob_first(report.ranked(OVERALL))
-    assert report.ranked(OVERALL)[0].similarity > 0.95
+    assert "doc_text" in bob and "document" not in bob and "document" in alice  # renamed
+    assert scores(report, OVERALL)[("alice", "bob")] > 0.95
     for grade_id in ("02-glue", "03-span-corruption", "05-synthesizer", "08-b-code"):
-        assert bob_first(report.ranked(grade_id)), grade_id
+        assert scores(report, grade_id)[("alice", "bob")] > 0.95, grade_id
+        assert report.ranked(grade_id)[0].similarity == pytest.approx(scores(report, grade_id)[("alice", "bob")])
     carol = scores(report, OVERALL)
     assert max(carol.get(("alice", "carol"), 0), carol.get(("bob", "carol"), 0)) < 0.5  # genuinely different
 
 
-def bob_first(ranked) -> bool:
-    return bool(ranked) and (ranked[0].a, ranked[0].b) == ("alice", "bob")
+def test_a_copy_moved_out_of_the_graded_cells_in_another_order_is_found(report):
+    """Does dora (alice's answers in new untagged cells below the released ones, last first) score as a copy of alice
+    overall, though none of her graded cells holds any of it?"""
+    assert scores(report, OVERALL)[("alice", "dora")] > 0.95
+    assert not [p for p in report.pairs if p.cell != OVERALL and "dora" in (p.a, p.b)]
+
+
+def test_a_copy_run_from_strings_is_found(report):
+    """Does ezra (each of alice's answers run through exec, exec of compile, two added literals or %%capture) score as
+    a copy of alice overall and in every graded cell?"""
+    assert scores(report, OVERALL)[("alice", "ezra")] > 0.95
+    for grade_id in ("02-glue", "03-span-corruption", "05-synthesizer", "08-a-code", "08-b-code"):
+        assert scores(report, grade_id)[("alice", "ezra")] > 0.95, grade_id
+
+
+def test_honest_students_with_the_same_short_answers_rank_below_every_copy(tmp_path):
+    """Do three students who wrote every part their own way (the same one-line answers of 07, scratch cells of the
+    same kind) stay below half alike overall, with no row for a one-line answer, while a moved copy and a copy run
+    from strings of one of them rank above every honest pair?"""
+    submitted = tmp_path / "submitted"
+    cohort = {"hal": honest(dict.fromkeys(("glue", "span", "synthesizer", "position"), 0)),
+              "ida": honest(dict.fromkeys(("glue", "span", "synthesizer", "position"), 1)),
+              "jon": honest(dict.fromkeys(("glue", "span", "synthesizer", "position"), 2), short=1)}
+    for i, (student, given) in enumerate(cohort.items()):
+        submit(submitted, student, files(given, SCRATCH[i:i + 4]))
+    submit(submitted, "kim", {n: moved(n, cohort["ida"]) for n in files({})})
+    submit(submitted, "lee", files({g: wrapped(code, i) for i, (g, code) in enumerate(cohort["jon"].items())}))
+    report = similarity_report(submitted, RELEASE)
+    overall = scores(report, OVERALL)
+    honest_pairs = [overall.get(pair, 0.0) for pair in (("hal", "ida"), ("hal", "jon"), ("ida", "jon"))]
+    assert max(honest_pairs) < 0.5
+    assert min(overall[("ida", "kim")], overall[("jon", "lee")]) > 0.95
+    assert not [p for p in report.pairs if p.cell in ("07-a-code", "07-b-code", "07-c-code", "07-d-code")
+                and {p.a, p.b} <= set(cohort)]
 
 
 def test_blank_starter_code_makes_no_pair_similar(report, cohort, tmp_path):
@@ -207,7 +163,7 @@ def test_each_kind_of_broken_notebook_has_its_reason(data, reason):
 
 
 def test_the_page_escapes_student_code_and_names(report, cohort, tmp_path):
-    """Does the HTML show bob's <script> comment and an odd folder name as text, never as markup?"""
+    """Does the HTML show bob's <script> docstring and an odd folder name as text, never as markup?"""
     submitted = tmp_path / "submitted"
     submitted.mkdir()
     for student in ("alice", "bob"):

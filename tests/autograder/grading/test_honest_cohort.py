@@ -38,6 +38,13 @@ from autograder.__main__ import main
 from autograder.exports.csv_safe import unescape_cell
 from conftest import REPO, SOLUTIONS
 from jupyterlab_edits import split_cell
+from honest_code import (
+    SPAN_WITH_TORCH,
+    SYNTH_EINSUM_PERSISTENT_MASK,
+    SYNTH_FUNCTIONAL_DROPOUT,
+    TWINS_07,
+    TWINS_08,
+)
 
 pytestmark = [pytest.mark.timeout(1500),
               pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]
@@ -47,81 +54,6 @@ NB02, NB03, NB04, NB05 = ("02_finetune_without_pretraining.ipynb", "03_span_corr
 NB06, NB07, NB08 = ("06_considerations_in_pretrained_knowledge.ipynb", "07_attention_exploration.ipynb",
                     "08_position_embeddings.ipynb")
 PREDICTIONS = "vanilla.pretrain.dev.predictions"
-
-SPAN_WITH_TORCH = '''class CharCorruptionDataset(CharCorruptionDatasetBase):
-    """Span corruption with torch's random draws and the string built in one go."""
-
-    def __getitem__(self, idx):
-        document = self.data[idx]
-        kept = document[: int(torch.randint(4, int(self.block_size * 7 / 8) + 1, ()))]
-        n = len(kept)
-        span = int(torch.randint(1, max(1, n // 2 - 1) + 1, ())) if n > 1 else n
-        start = int(torch.randint(0, n - span + 1, ()))
-        text = (kept[:start] + self.MASK_CHAR + kept[start + span:] + self.MASK_CHAR + kept[start:start + span]
-                + self.MASK_CHAR)
-        text += self.PAD_CHAR * (self.block_size - len(text))
-        ids = torch.tensor([self.stoi[c] for c in text], dtype=torch.long)
-        return ids[:-1], ids[1:]
-'''
-
-SYNTH_EINSUM_PERSISTENT_MASK = '''class SynthesizerAttention(SynthesizerAttentionBase):
-    """einsum scores; the causal mask registered again as a persistent buffer, the way minGPT registers its own."""
-
-    def __init__(self, config):
-        super().__init__(config)
-        mask = torch.tril(torch.ones(config.block_size, config.block_size))
-        self.register_buffer("mask", mask.view(1, 1, config.block_size, config.block_size))
-
-    def forward(self, x):
-        B, T, C = x.shape
-        hs = C // self.n_head
-        hidden = F.relu(self.w1(x)).view(B, T, self.n_head, hs)  # (B, T, nh, hs)
-        scores = torch.einsum("bthd,dl->bhtl", hidden, self.w2[:, :T]) + self.b2[:T]  # (B, nh, T, T)
-        scores = scores.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
-        att = self.attn_drop(torch.softmax(scores, dim=-1))
-        values = self.value(x).view(B, T, self.n_head, hs).permute(0, 2, 1, 3)  # (B, nh, T, hs)
-        y = (att @ values).permute(0, 2, 1, 3).reshape(B, T, C)
-        return self.resid_drop(self.proj(y))
-
-
-def initialize_synthesizer_model(mconf):
-    return GPT(mconf, attention_class=SynthesizerAttention)
-'''
-
-SYNTH_FUNCTIONAL_DROPOUT = '''class SynthesizerAttention(SynthesizerAttentionBase):
-    """The dropout written with F.dropout at the modules' rates, the relu after splitting into heads."""
-
-    def forward(self, x):
-        B, T, C = x.size()
-        hs = C // self.n_head
-        hidden = F.relu(self.w1(x)).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        values = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        scores = hidden @ self.w2[:, :T] + self.b2[:T]  # (B, nh, T, T)
-        scores = scores.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
-        att = F.dropout(F.softmax(scores, dim=-1), self.attn_drop.p, self.training)
-        y = (att @ values).transpose(1, 2).contiguous().view(B, T, C)
-        return F.dropout(self.proj(y), self.resid_drop.p, self.training)
-
-
-def initialize_synthesizer_model(mconf):
-    return GPT(mconf, attention_class=SynthesizerAttention)
-'''
-
-TWINS_07 = {  # other right answers: other large scales, float32, a sum of outer products, the heads swapped
-    "07-a-code": "q_copy = (1000.0 * keys[2]).float()",
-    "07-b-code": "M = sum(torch.outer(row, row) for row in basis_a)\nq_avg = 500.0 * (keys[1] + keys[4])",
-    "07-c-code": "q_single = 1e4 * (means[a] + means[b])",
-    "07-d-code": "q_1, q_2 = 300.0 * means[b], 300.0 * means[a]",
-}
-TWINS_08 = {  # an integer permutation matrix (another derangement), Phi stacked in float32
-    "08-a-code": ("def permuted_output(P, X):\n    return position_free_layer(P.double() @ X, *params)\n\n\n"
-                  "P = torch.eye(T, dtype=torch.long)[[4, 0, 1, 2, 3]]"),
-    "08-b-code": ("def position_embeddings(T, d):\n"
-                  "    rates = 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float32) / d)\n"
-                  "    angles = torch.arange(T, dtype=torch.float32)[:, None] / rates\n"
-                  "    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).reshape(T, d)"),
-}
-
 
 # --- shaping a copy of the reference -------------------------------------------------------------------
 

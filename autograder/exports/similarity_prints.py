@@ -1,0 +1,120 @@
+"""Fingerprints of code compared as one document whose statements may stand in any order.
+
+Each statement (``similarity_code``) is fingerprinted on its own with copydetect (tokenised by
+pygments, names, strings and comments folded, k-grams hashed); the release's k-grams are taken
+out as copydetect's boilerplate is, and a statement the release holds whole is left out. The statements' fingerprints
+are laid side by side in one document, a gap of ``k`` between two, so no k-gram spans two
+statements and none counts twice across a move: which cell a statement is in, and in what
+order, changes nothing. How much of a's code is in b's is copydetect's measure (the matched
+tokens over a's fingerprinted tokens), computed on the whole document.
+
+Python's ``hash`` of a k-gram is salted per process: a document's hashes compare only with
+hashes made in the same process or in a process forked from the same parent (every unit of a
+step is), which ``autograder.exports.similarity`` arranges.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass, field
+
+import numpy as np
+from copydetect import CodeFingerprint
+from copydetect.utils import get_copied_slices, get_token_coverage
+
+
+def _print(text: str, k: int) -> CodeFingerprint:
+    """copydetect's fingerprint of one statement, every k-gram kept (window 1: independent of the hash's salt)."""
+    return CodeFingerprint("code.py", k, 1, language="python", fp=io.StringIO(text))
+
+
+@dataclass(frozen=True)
+class Boilerplate:
+    """The release's code: its k-grams and its statements, as filtered, never count."""
+
+    hashes: frozenset[int]  # every k-gram hash of every release statement (a set: taken out of each statement's)
+    statements: frozenset[str]  # each release statement's filtered code: a student statement equal to one is dropped
+
+
+def boilerplate_of(statements: list[str], k: int) -> Boilerplate:
+    prints = [_print(text, k) for text in statements]
+    return Boilerplate(frozenset(h for p in prints for h in p.hashes), frozenset(p.filtered_code for p in prints))
+
+
+@dataclass
+class Document:
+    """One student's code (a cell, or every cell) as compared: the statements of their own, fingerprinted."""
+
+    text: str = ""  # the statements shown, in the student's order, a blank line between two
+    hash_idx: dict[int, np.ndarray] = field(default_factory=dict)  # k-gram hash -> its starts in the laid-out doc
+    coverage: int = 0  # fingerprinted tokens of the student's own (copydetect's token_coverage, summed)
+    filtered_at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # each statement's start
+    text_at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # ... and in ``text``
+    offsets: list[np.ndarray] = field(default_factory=list)  # each statement's copydetect offsets (filtered -> raw)
+    key: str = ""  # a digest of the filtered statements, order aside: equal keys, equal scores
+
+    @property
+    def hashes(self) -> set[int]:
+        return set(self.hash_idx)
+
+
+def document(statements: list[str], k: int, boilerplate: Boilerplate) -> Document:
+    """The statements of one student's code that are theirs (neither the release's whole nor a repeat), fingerprinted
+    each on its own and laid out in one document."""
+    kept, seen = [], set()
+    for text in statements:
+        if len(text) < k or text in seen:  # too short for one k-gram (filtering only shortens), or a repeat
+            continue
+        seen.add(text)
+        fp = _print(text, k)
+        # copydetect's boilerplate removal, with a set: the release's k-grams never count
+        own = {h: where for h, where in fp.hash_idx.items() if h not in boilerplate.hashes}
+        if own and fp.filtered_code not in boilerplate.statements:
+            kept.append((text, fp, own))
+    doc = Document()
+    starts: dict[int, list[int]] = {}
+    filtered_at, text_at, at, shown = [], [], 0, []
+    for text, fp, own in kept:
+        for h, where in own.items():
+            starts.setdefault(h, []).extend(at + int(i) for i in where)
+        filtered_at.append(at)
+        text_at.append(sum(len(s) + 2 for s in shown))
+        shown.append(text)
+        doc.offsets.append(np.asarray(fp.offsets, dtype=np.int64).reshape(-1, 2))
+        doc.coverage += int(get_token_coverage(own, k, len(fp.filtered_code)))
+        at += len(fp.filtered_code) + k  # a gap: no run of matches joins two statements
+    doc.text = "\n\n".join(shown)
+    doc.hash_idx = {h: np.asarray(v, dtype=np.int64) for h, v in starts.items()}
+    doc.filtered_at, doc.text_at = np.asarray(filtered_at, dtype=np.int64), np.asarray(text_at, dtype=np.int64)
+    doc.key = hashlib.sha256("\0".join(sorted(fp.filtered_code for _, fp, _ in kept)).encode()).hexdigest()
+    return doc
+
+
+def _matched(a: Document, b: Document, k: int) -> np.ndarray:
+    """a's runs of k-grams found in b: a 2 x N array of (starts, ends) in a's laid-out filtered code."""
+    common = a.hash_idx.keys() & b.hash_idx.keys()
+    if not common:
+        return np.zeros((2, 0), dtype=np.int64)
+    return np.asarray(get_copied_slices(np.concatenate([a.hash_idx[h] for h in common]), k), dtype=np.int64)
+
+
+def overlap(a: Document, b: Document, k: int) -> tuple[int, float]:
+    """a's tokens found in b, and their share of a's own (copydetect's similarity of a to b)."""
+    runs = _matched(a, b, k)
+    tokens = int(np.sum(runs[1] - runs[0])) if runs.size else 0
+    return tokens, tokens / a.coverage if a.coverage else 0.0
+
+
+def marks(a: Document, b: Document, k: int) -> tuple[list[int], list[int]]:
+    """Where a's text holds code found in b: (starts, ends) in ``a.text``, for the page."""
+    runs = _matched(a, b, k)
+    starts, ends = [], []
+    for start, end in zip(*runs.tolist()):
+        i = int(np.searchsorted(a.filtered_at, start, side="right")) - 1  # the statement the run is in
+        base, offsets = int(a.filtered_at[i]), a.offsets[i]
+        local = np.array([start - base, end - base])
+        if len(offsets):  # copydetect's own mapping of filtered positions to the statement's text
+            local = local + offsets[:, 1][np.clip(np.searchsorted(offsets[:, 0], local), 0, len(offsets) - 1)]
+        starts.append(int(a.text_at[i] + local[0]))
+        ends.append(int(a.text_at[i] + local[1]))
+    return starts, ends

@@ -1,0 +1,233 @@
+"""Correct code written other ways than the reference: the honest cohorts of the grading and similarity tests.
+
+Each constant is one right answer to a graded cell, written apart from the reference (other
+draws, other tensor operations, other names and layout), so two students holding different
+ones wrote their code on their own.
+"""
+from __future__ import annotations
+
+SPAN_WITH_TORCH = '''class CharCorruptionDataset(CharCorruptionDatasetBase):
+    """Span corruption with torch's random draws and the string built in one go."""
+
+    def __getitem__(self, idx):
+        document = self.data[idx]
+        kept = document[: int(torch.randint(4, int(self.block_size * 7 / 8) + 1, ()))]
+        n = len(kept)
+        span = int(torch.randint(1, max(1, n // 2 - 1) + 1, ())) if n > 1 else n
+        start = int(torch.randint(0, n - span + 1, ()))
+        text = (kept[:start] + self.MASK_CHAR + kept[start + span:] + self.MASK_CHAR + kept[start:start + span]
+                + self.MASK_CHAR)
+        text += self.PAD_CHAR * (self.block_size - len(text))
+        ids = torch.tensor([self.stoi[c] for c in text], dtype=torch.long)
+        return ids[:-1], ids[1:]
+'''
+
+SYNTH_EINSUM_PERSISTENT_MASK = '''class SynthesizerAttention(SynthesizerAttentionBase):
+    """einsum scores; the causal mask registered again as a persistent buffer, the way minGPT registers its own."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        mask = torch.tril(torch.ones(config.block_size, config.block_size))
+        self.register_buffer("mask", mask.view(1, 1, config.block_size, config.block_size))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        hs = C // self.n_head
+        hidden = F.relu(self.w1(x)).view(B, T, self.n_head, hs)  # (B, T, nh, hs)
+        scores = torch.einsum("bthd,dl->bhtl", hidden, self.w2[:, :T]) + self.b2[:T]  # (B, nh, T, T)
+        scores = scores.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        att = self.attn_drop(torch.softmax(scores, dim=-1))
+        values = self.value(x).view(B, T, self.n_head, hs).permute(0, 2, 1, 3)  # (B, nh, T, hs)
+        y = (att @ values).permute(0, 2, 1, 3).reshape(B, T, C)
+        return self.resid_drop(self.proj(y))
+
+
+def initialize_synthesizer_model(mconf):
+    return GPT(mconf, attention_class=SynthesizerAttention)
+'''
+
+SYNTH_FUNCTIONAL_DROPOUT = '''class SynthesizerAttention(SynthesizerAttentionBase):
+    """The dropout written with F.dropout at the modules' rates, the relu after splitting into heads."""
+
+    def forward(self, x):
+        B, T, C = x.size()
+        hs = C // self.n_head
+        hidden = F.relu(self.w1(x)).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        values = self.value(x).view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        scores = hidden @ self.w2[:, :T] + self.b2[:T]  # (B, nh, T, T)
+        scores = scores.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        att = F.dropout(F.softmax(scores, dim=-1), self.attn_drop.p, self.training)
+        y = (att @ values).transpose(1, 2).contiguous().view(B, T, C)
+        return F.dropout(self.proj(y), self.resid_drop.p, self.training)
+
+
+def initialize_synthesizer_model(mconf):
+    return GPT(mconf, attention_class=SynthesizerAttention)
+'''
+
+TWINS_07 = {  # other right answers: other large scales, float32, a sum of outer products, the heads swapped
+    "07-a-code": "q_copy = (1000.0 * keys[2]).float()",
+    "07-b-code": "M = sum(torch.outer(row, row) for row in basis_a)\nq_avg = 500.0 * (keys[1] + keys[4])",
+    "07-c-code": "q_single = 1e4 * (means[a] + means[b])",
+    "07-d-code": "q_1, q_2 = 300.0 * means[b], 300.0 * means[a]",
+}
+TWINS_08 = {  # an integer permutation matrix (another derangement), Phi stacked in float32
+    "08-a-code": ("def permuted_output(P, X):\n    return position_free_layer(P.double() @ X, *params)\n\n\n"
+                  "P = torch.eye(T, dtype=torch.long)[[4, 0, 1, 2, 3]]"),
+    "08-b-code": ("def position_embeddings(T, d):\n"
+                  "    rates = 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float32) / d)\n"
+                  "    angles = torch.arange(T, dtype=torch.float32)[:, None] / rates\n"
+                  "    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).reshape(T, d)"),
+}
+
+# carol's own code for every graded cell of 03, 05 and 08 (written apart from the reference)
+CAROL = {
+    "03-span-corruption": '''class CharCorruptionDataset(CharCorruptionDatasetBase):
+    """Span corruption: `prefix ⁇ suffix ⁇ masked ⁇` padded, as (x, y) shifted by one."""
+
+    def __getitem__(self, idx):
+        chars = list(self.data[idx])
+        limit = int(self.block_size * 0.875)
+        chars = chars[:random.randrange(4, limit + 1)]
+        span = max(1, round(random.gauss(len(chars) / 4, 1)))
+        span = min(span, len(chars) - 1) if len(chars) > 1 else len(chars)
+        lo = random.randrange(0, len(chars) - span + 1)
+        pieces = ["".join(chars[:lo]), "".join(chars[lo + span:]), "".join(chars[lo:lo + span])]
+        out = self.MASK_CHAR.join(pieces) + self.MASK_CHAR
+        out += self.PAD_CHAR * (self.block_size - len(out))
+        ids = torch.LongTensor(list(map(self.stoi.get, out)))
+        return ids[:-1], ids[1:]
+''',
+    "05-synthesizer": '''class SynthesizerAttention(SynthesizerAttentionBase):
+    """Dense synthesizer: attention scores computed from each position alone."""
+
+    def forward(self, x):
+        n_batch, n_steps, width = x.shape
+        per_head = width // self.n_head
+
+        def heads(t):
+            return t.reshape(n_batch, n_steps, self.n_head, per_head).permute(0, 2, 1, 3)
+
+        hidden = torch.relu(heads(self.w1(x)))
+        logits = torch.matmul(hidden, self.w2[:, :n_steps]) + self.b2[:n_steps]
+        causal = self.mask[:, :, :n_steps, :n_steps].bool()
+        logits = torch.where(causal, logits, torch.full_like(logits, -float("inf")))
+        weights = self.attn_drop(torch.softmax(logits, dim=-1))
+        merged = torch.matmul(weights, heads(self.value(x))).permute(0, 2, 1, 3).reshape(n_batch, n_steps, width)
+        return self.resid_drop(self.proj(merged))
+
+
+def initialize_synthesizer_model(mconf: GPTConfig) -> GPT:
+    """A GPT whose blocks use your SynthesizerAttention."""
+    built = GPT(mconf, attention_class=SynthesizerAttention)
+    return built
+''',
+    "08-a-code": '''def permuted_output(P, X):
+    """The layer's output Z' when its input is the sequence X reordered by the permutation matrix P."""
+    reordered = torch.matmul(P.type(X.dtype), X)
+    return position_free_layer(reordered, *params)
+
+
+P = torch.zeros(T, T, dtype=DTYPE)
+for i in range(T):
+    P[i, (i + 1) % T] = 1.0
+''',
+    "08-b-code": '''def position_embeddings(T, d):
+    rows = []
+    for pos in range(T):
+        row = []
+        for i in range(0, d, 2):
+            angle = pos / (10000 ** (i / d))
+            row += [math.sin(angle), math.cos(angle)]
+        rows.append(row)
+    return torch.tensor(rows, dtype=DTYPE)
+''',
+}
+
+# the glue and 07's last answers as two students might write them from the handout's words: the values and the calls
+# are the handout's (every honest glue holds them), the shape is each one's own
+GLUE_CAROL = {
+    "02-glue": '''def initialize_vanilla_model(mconf: GPTConfig) -> GPT:
+    return GPT(mconf)
+
+
+def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model, finetune_lr=6e-4):
+    pretrained = reading_params_path is not None
+    if pretrained:
+        load_params(model, reading_params_path)
+    tconf = TrainerConfig(
+        max_epochs=10 if pretrained else 75,
+        batch_size=256,
+        learning_rate=finetune_lr,
+        lr_decay=True,
+        warmup_tokens=10240,
+        final_tokens=200 * len(pretrain_dataset) * block_size,
+        num_workers=4,
+    )
+    names = NameDataset(pretrain_dataset, read_text(finetune_corpus_path))
+    return tconf, Trainer(model, names, None, tconf)
+
+
+def train(model, writing_params_path, trainer):
+    trainer.train()
+    save_params(model, writing_params_path)
+''',
+    "04-pretrain-glue": '''def pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3):
+    tokens = 200 * len(pretrain_dataset) * block_size
+    tconf = TrainerConfig(max_epochs=650, batch_size=128, learning_rate=pretrain_lr, lr_decay=True,
+                          warmup_tokens=10240, final_tokens=tokens, num_workers=4)
+    trainer = Trainer(model, pretrain_dataset, None, tconf)
+    return tconf, trainer
+''',
+    "07-e-code": '''I = torch.eye(6, dtype=DTYPE)
+c2_plain = self_attention(X, I, I, I)[1]
+K = torch.outer(u_c, u_c) + torch.outer(u_d, u_d)
+Q = torch.outer(u_c, u_d) + torch.outer(u_d, u_a)
+V = (torch.outer(u_b, u_b) - torch.outer(u_c, u_c)) / (beta * beta)
+''',
+}
+GLUE_HUGO = {
+    "02-glue": '''def initialize_vanilla_model(mconf):
+    model = GPT(mconf)
+    return model
+
+
+def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model, finetune_lr=6e-4):
+    epochs = 75
+    if reading_params_path:
+        model.load_state_dict(torch.load(reading_params_path, weights_only=True))
+        epochs = 10
+    config = TrainerConfig(max_epochs=epochs, batch_size=256, learning_rate=finetune_lr, lr_decay=True,
+                           warmup_tokens=512 * 20, final_tokens=200 * len(pretrain_dataset) * block_size,
+                           num_workers=4)
+    with open(finetune_corpus_path, encoding="utf-8") as f:
+        data = NameDataset(pretrain_dataset, f.read())
+    return config, Trainer(model, data, None, config)
+
+
+def train(model, writing_params_path, trainer):
+    trainer.train()
+    torch.save(model.state_dict(), writing_params_path)
+''',
+    "04-pretrain-glue": '''def pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3):
+    config = TrainerConfig(max_epochs=650, batch_size=128, learning_rate=pretrain_lr, lr_decay=True,
+                           warmup_tokens=512 * 20, final_tokens=200 * len(pretrain_dataset) * block_size,
+                           num_workers=4)
+    return config, Trainer(model, pretrain_dataset, None, config)
+''',
+    "07-e-code": '''c2_plain = self_attention(X, *(torch.eye(6, dtype=DTYPE) for _ in range(3)))[1]
+Q = torch.outer(u_d, u_a) + torch.outer(u_c, u_d)
+K = torch.outer(u_c, u_c) + torch.outer(u_d, u_d)
+V = (torch.outer(u_b, u_b) - torch.outer(u_c, u_c)) / beta ** 2
+''',
+}
+
+# the extra cells students add to look at things: each a few short lines everyone might write
+SCRATCH = (
+    "print(len(pretrain_dataset))",
+    "x, y = pretrain_dataset[0]\nprint(x.shape, y.shape)",
+    "model",
+    "%time check_span_corruption_basic(CharCorruptionDataset)",
+    "!ls outputs",
+    "for i in range(3):\n    print(''.join(pretrain_dataset.itos[int(t)] for t in pretrain_dataset[i][0]))",
+)
