@@ -118,6 +118,15 @@ def main() -> None:
             rows.append(("wire answer", name, got))
         finally:
             shutil.rmtree(root, ignore_errors=True)
+    if not args.params_only:  # the largest answer the cap lets through: one tensor, base64, just under ANSWER_CAP
+        import torch
+
+        from autograder.confinement.jobs import ANSWER_CAP
+        from autograder.inside import wire
+
+        answer = wire.dumps({"checks": {"x": torch.zeros(int((ANSWER_CAP * 3 // 4 - 4096) * args.scale) // 4)}})
+        got = run_unit(unit_work.parse_answer, (answer,), UnitLimits(memory_mb=UNIT_MEMORY_MB))
+        rows.append(("wire answer", f"one tensor, {len(answer) / 2 ** 20:.0f} MB", got))
     rows += params_rows(args.scale)
     print(f"{'unit':<12}{'input':<30}{'peak MB':>9}{'s':>7}  outcome")
     for unit, name, got in rows:

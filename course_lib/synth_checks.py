@@ -7,7 +7,7 @@ reduce the formula to something the judge can state without computing the layer 
 w1's weight 0 its bias alone sets ReLU(X A_i + b1), so the scores are b2 alone, or 0 everywhere, or one
 row of B per head, and with the value and projection the identity every head's weights show in its own
 output columns. Each term case names the term it isolates (ReLU, b2, the scale, the heads) and where the
-output first differs. The hidden check (``autograder.checks.hidden``) compares with the reference.
+output first differs. The grader's hidden check compares with the reference.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Flags never change a score (an honest student whose file another student hard-li
 every point): they list pairs for a person to read, in ``flags.csv``. Made from the prints each
 student's collect unit computed of its own copy (``autograder.collecting.prints``): the driver
 compares hashes and never reads a submission.
-  - byte-identical run files (params, predictions) of two students;
+  - byte-identical params or run logs of two students (not predictions: see ``cohort_flags``);
   - the same file (one inode: a hard link) in two students' submissions;
   - a notebook whose cells are the instructor's solution notebook's, or another student's
     (cells compared by their sources, so a re-saved copy with other outputs still matches;
@@ -25,6 +25,8 @@ from autograder.collecting.near_copies import near_copies
 from autograder.collecting.prints import notebook_fingerprint
 from course_lib import layout
 from course_lib.seeds import personal_seed
+
+PREDICTIONS = ".predictions"  # how a predictions file's name ends
 
 SOLUTION = "(the solution notebook)"  # the other party of a notebook identical to the instructor's
 
@@ -85,13 +87,17 @@ def cohort_flags(collected: list[Collected], assignment: str = layout.ASSIGNMENT
         for relative, inode in c.inodes.items():
             inodes[(*inode, Path(relative).name)].append(c.student)
         for name, digest in c.prints.run_files:
-            run_files[(name, digest)].append(c.student)
+            if not name.endswith(PREDICTIONS):  # see _pairs' call below
+                run_files[(name, digest)].append(c.student)
         for name, mark in c.prints.notebooks:
             if mark is None or mark == release_prints.get(name):
                 continue
             if mark == solution_prints.get(name):
                 flags.append(Flag(name, c.student, SOLUTION, "identical cells to the instructor's solution"))
             notebooks[(name, mark)].append(c.student)
+    # byte-identical params and run logs only: predictions are the params' own answers (the grader decodes them), and
+    # two honest students' weak models may well give the same answers, the most common place to every question;
+    # answers that agree beyond chance are near_copies' evidence, which allows for that
     flags += _pairs({k: v for k, v in run_files.items() if len(set(v)) > 1}, lambda k: k[0], "byte-identical files")
     flags += _pairs({k: v for k, v in inodes.items() if len(set(v)) > 1}, lambda k: k[2],
                     "the same file (a hard link) in both submissions")

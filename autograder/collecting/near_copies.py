@@ -19,6 +19,7 @@ blocks of students, so the cost stays small for 500 students.
 """
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,7 +108,8 @@ def _weights(students: list[tuple[str, Prints]], file: str) -> Weights:
         if both.all():  # every file holds every matrix (the usual case): a plain median
             median[block] = np.median(cosines, axis=0)
         else:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a pair sharing no matrix: its median is NaN, then 0
                 median[block] = np.nan_to_num(np.nanmedian(np.where(both, cosines, np.nan), axis=0))
     return Weights({s: i for i, (s, _) in enumerate(sketches)}, median, count)
 

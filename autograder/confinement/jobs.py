@@ -24,7 +24,8 @@ from autograder.confinement import COURSE_LIB, Cgroup, Limits, Mounts
 from autograder.inside import wire
 
 INSIDE = Path(__file__).resolve().parents[1] / "inside"  # autograder/inside: what runs in the sandbox
-ANSWER_CAP = 32 * 2 ** 20  # bytes of answer read back (the largest right answer is ~6 MB); more is a reason
+ANSWER_CAP = 96 * 2 ** 20  # bytes of answer read back (the largest right answer, the probe job's, is ~37 MB: the span checks
+# return their 18,700 examples as tensors); more is a reason. The parse is bounded by its count of values, not bytes
 LOG_CAP = 256 * 1024  # bytes of the job's prints kept for the instructor
 # the course_lib the grader imported comes first (the venv may have been installed from another checkout)
 ENTRY = ("import sys; sys.path[:0] = [{root!r}, {course!r}]; from inside.job import main; main()")

@@ -111,3 +111,17 @@ def test_answers_alike_where_both_are_right_are_no_evidence():
     assert Agreement(0, 0, 1.0).kappa == 0 and not Agreement(0, 0, 1.0).passes(Bounds())
     assert not Agreement(120, 120, 1.0).passes(Bounds())  # both answer "" to everything
     assert Agreement(119, 120, 0.05).passes(Bounds())
+
+
+def test_the_same_answers_from_two_students_own_weak_models_are_not_flagged(tmp_path, personal_smoke_runs, gold):
+    """Are two students whose own params (trained with their own seeds) answer every question with the same place,
+    so their predictions files are byte for byte alike, left unflagged, as the honest cohort's weak smoke models
+    are?"""
+    for student in ("ana", "ben"):
+        shutil.copytree(personal_smoke_runs(student), tmp_path / f"{student}-outputs")
+        for part in RUN_PARTS:
+            for name in (part.dev, part.test):
+                count = len((tmp_path / f"{student}-outputs" / name).read_text(encoding="utf-8").splitlines())
+                (tmp_path / f"{student}-outputs" / name).write_text("Paris\n" * count, encoding="utf-8")
+    flags = _flags(tmp_path, {s: tmp_path / f"{s}-outputs" for s in ("ana", "ben")}, gold)
+    assert flags == []

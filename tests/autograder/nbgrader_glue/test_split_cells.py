@@ -15,7 +15,7 @@ from conftest import REPO, SOLUTIONS
 from jupyterlab_edits import split_cell
 
 RELEASE = REPO / "notebooks" / "a5"
-NEEDS_THE_COURSE = (OnlyCollectedCopies, OverwriteKernelspec, OverwriteCells)  # read the gradebook or the folder
+NEEDS_THE_COURSE = (OnlyCollectedCopies, OverwriteKernelspec, OverwriteCells)  # (and their subclasses) read the gradebook or the folder
 
 
 def _sanitizing_steps() -> list:
@@ -27,7 +27,7 @@ def _sanitizing_steps() -> list:
     finally:
         os.environ.clear()
         os.environ.update(environ)
-    return [step for step in config.Autograde.sanitize_preprocessors if step not in NEEDS_THE_COURSE]
+    return [step for step in config.Autograde.sanitize_preprocessors if not issubclass(step, NEEDS_THE_COURSE)]
 
 
 def _cell(nb, grade_id):
