@@ -59,10 +59,12 @@ if ROOT:
     TRUSTED["tampers"] = 0
 XSS = "window.STUDENT_XSS=1"
 # a cell that looks in its kernel for what only the grader should know: the hidden checks' inputs, the reference's
-# outputs for them, a grading seed
+# outputs for them, a grading seed (the hidden checks' code, hidden.py, is bound in and holds none: a checkout under
+# /tmp shows it to the glob)
 SNOOP = """import glob, os
 print("SNOOP-ENV", sorted(k for k in os.environ if "HIDDEN" in k or "GRADING_SEED" in k))
-print("SNOOP-FILES", sorted(glob.glob("/tmp/**/*hidden*", recursive=True) + glob.glob("/job/**/*.pt", recursive=True)))
+print("SNOOP-FILES", sorted(p for p in glob.glob("/tmp/**/*hidden*", recursive=True) + glob.glob("/job/**/*.pt",
+      recursive=True) if not p.endswith(".py")))
 import autograder.checks.hidden as hidden
 print("SNOOP-API", [n for n in ("hidden_inputs", "HIDDEN_INPUTS") if hasattr(hidden, n)])
 """  # what a student's HTML would run in the instructor's formgrader or a feedback page
