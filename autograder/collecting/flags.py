@@ -26,7 +26,6 @@ from autograder.collecting.prints import notebook_fingerprint
 from course_lib import layout
 from course_lib.seeds import personal_seed
 
-PREDICTIONS = ".predictions"  # how a predictions file's name ends
 
 SOLUTION = "(the solution notebook)"  # the other party of a notebook identical to the instructor's
 
@@ -63,8 +62,9 @@ def _classmates_seeds(collected: list[Collected]) -> list[Flag]:
         for log, seed in c.prints.seeds:
             if owners.get(seed, c.student) != c.student:
                 theirs[owners[seed]].append(log)
-        flags += [Flag(logs[0], c.student, owner, f"{len(logs)} run log(s) record {owner}'s personal seed "
-                                                  f"({personal_seed(owner)})") for owner, logs in sorted(theirs.items())]
+        flags += [Flag(logs[0], c.student, owner,
+                       f"{len(logs)} run log(s) record {owner}'s personal seed ({personal_seed(owner)})")
+                  for owner, logs in sorted(theirs.items())]
     return flags
 
 
@@ -81,13 +81,12 @@ def cohort_flags(collected: list[Collected], assignment: str = layout.ASSIGNMENT
     solution_prints = {p.name: _trusted_print(p) for p in solutions.glob("*.ipynb")}
     release_prints = {p.name: _trusted_print(p) for p in release.glob("*.ipynb")}
     flags: list[Flag] = []
-    for c in collected:
-        if c.folder is None:
-            continue
+    present = [c for c in collected if c.folder is not None]
+    for c in present:
         for relative, inode in c.inodes.items():
             inodes[(*inode, Path(relative).name)].append(c.student)
         for name, digest in c.prints.run_files:
-            if not name.endswith(PREDICTIONS):  # see _pairs' call below
+            if Path(name).suffix != ".predictions":  # see _pairs' call below
                 run_files[(name, digest)].append(c.student)
         for name, mark in c.prints.notebooks:
             if mark is None or mark == release_prints.get(name):
@@ -104,6 +103,6 @@ def cohort_flags(collected: list[Collected], assignment: str = layout.ASSIGNMENT
     flags += _pairs({k: v for k, v in notebooks.items() if len(set(v)) > 1}, lambda k: k[0],
                     "notebooks with identical cells")
     flags += [Flag(n.file, n.student, n.other, n.why)
-              for n in near_copies([(c.student, c.prints) for c in collected if c.folder is not None], gold)]
-    flags += _classmates_seeds([c for c in collected if c.folder is not None])
+              for n in near_copies([(c.student, c.prints) for c in present], gold)]
+    flags += _classmates_seeds(present)
     return flags

@@ -119,14 +119,15 @@ def audit_student(collected: Collected, result: SubmissionResult, settings: Sett
         return out
     runs = [name for part in parts for name in CHAINS[part.name]]
     runs = list(dict.fromkeys(runs))
-    request = {"notebooks": [p.name for p in reference_notebooks()], "cell_seconds": settings.cell_seconds,
+    notebooks = reference_notebooks()
+    request = {"notebooks": [p.name for p in notebooks], "cell_seconds": settings.cell_seconds,
                "runs": runs, "after": _after(runs), "preset": settings.preset, "data_dir": "data",
                "seeds": _recorded_seeds(collected.folder, runs, collected.student),
                "hyperparameters": result.hyperparameters,
                "finals": {p.name: CHAINS[p.name][-1] for p in parts}}
     out.log.append(f"audit: retraining with the reference and the glue's hyperparameters {result.hyperparameters}, "
                    f"seeds {request['seeds']}")
-    job = run_job("retrain", request, {**{p.name: p for p in reference_notebooks()}, **data_inputs(settings)},
+    job = run_job("retrain", request, {**{p.name: p for p in notebooks}, **data_inputs(settings)},
                   audit.timeout, settings.limits, settings.confined,
                   env={**PROBE_ENV, "COURSE_PRESET": settings.preset}, answer_cap=RETRAIN_ANSWER_CAP)
     out.log.append(f"audit retrain job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n"
