@@ -9,9 +9,13 @@
 - ``HideHiddenTestTracebacks``: nbgrader's ClearHiddenTests strips the hidden lines from a
   cell's source, but a failing hidden test's traceback (in the cell's outputs) still prints
   those lines; this keeps of such a cell's error only the exception's type and message.
-- ``BoundedHTMLExporter``: a page is made only of a notebook within the collect step's size
-  cap and a budget of JSON values, so one student's notebook cannot exhaust the instructor's
-  process (nbgrader then reports that student and goes on with the others).
+- ``BoundedHTMLExporter``: each page is made in a unit of its own (``autograder.units``: a
+  process forked from the grader's fork server, with a memory and a time limit), and only of a
+  notebook within the collect step's size cap and a budget of JSON values. Rendering reads the
+  student's bytes: bleach, which cleans their HTML, takes time quadratic in how deeply tags nest
+  (300 KB of ``<div>`` take minutes), and a page's memory grows with its outputs. A page that
+  fails or runs past its limits is that student's error, which nbgrader reports at the end;
+  every other student's pages are made, and the instructor's process reads none of it.
 """
 from __future__ import annotations
 
@@ -21,25 +25,81 @@ from pathlib import Path
 import nbformat
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool, Unicode
+from traitlets import Bool, Float, Int, Unicode
+from traitlets.utils.importstring import import_item
 
+from autograder.collecting.safe_files import shown
 from autograder.inside import bounded_json
+from autograder.units.limits import UnitLimits
+from autograder.units.stage import preload
+from autograder.units.unit import run_unit
 
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 MAX_NOTEBOOK_BYTES = 20 * 2 ** 20  # the collect step's cap on a notebook
 
 
+class PageNotMade(Exception):
+    """A student's feedback page that its unit could not make (the reason is the grader's words, no student text)."""
+
+
 class BoundedHTMLExporter(HTMLExporter):
-    """nbconvert's HTML exporter that refuses a notebook past the size cap or the JSON value budget, unparsed."""
+    """nbconvert's HTML exporter that makes each page in a unit of its own, of a notebook within the size cap and the
+    JSON value budget (refused unparsed past them)."""
+
+    page_seconds = Float(60.0, help="wall time of one feedback page's unit; past it the page is not made").tag(
+        config=True)
+    page_memory_mb = Int(1024, help="memory one feedback page's unit may add to the grader's code").tag(config=True)
+    in_unit = Bool(False, help="set on the exporter a unit builds: render here").tag(config=False)
 
     def from_filename(self, filename, resources=None, **kw):
-        size = os.path.getsize(filename)
-        if size > MAX_NOTEBOOK_BYTES:
-            raise ValueError(f"{os.path.basename(filename)} is larger than {MAX_NOTEBOOK_BYTES // 2 ** 20} MB")
-        with open(filename, "rb") as f:
-            if bounded_json.count_values(f.read(MAX_NOTEBOOK_BYTES + 1), bounded_json.MAX_VALUES) is None:
-                raise ValueError(f"{os.path.basename(filename)} holds more than {bounded_json.MAX_VALUES:,} JSON values")
-        return super().from_filename(filename, resources, **kw)
+        if self.in_unit:
+            return super().from_filename(filename, resources, **kw)
+        steps = [(f"{type(pp).__module__}.{type(pp).__qualname__}", bool(getattr(pp, "enabled", True)))
+                 for pp in self._preprocessors]
+        limits = UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb, answer_mb=PAGE_ANSWER_MB)
+        outcome = run_unit(make_page, (self.config, steps, os.path.abspath(filename), resources, os.getcwd()),
+                           limits, PAGE_PRELOAD)
+        name = shown(os.path.basename(filename))
+        if not outcome.ok:
+            raise PageNotMade(f"{name}: its feedback page was not made: {outcome.failure}")
+        if isinstance(outcome.value, str):  # refused unparsed
+            raise PageNotMade(f"{name}: its feedback page was not made: {outcome.value}")
+        return outcome.value
+
+
+PAGE_ANSWER_MB = 256  # a page's HTML: a notebook within the 20 MB cap, its images inlined, escaped
+# what a page's unit imports, once, in the fork server (TrustedReasons' reasons import the checks' registry, and so
+# torch: a second per page otherwise); a module not installed (a gradebook driver) is skipped
+PAGE_PRELOAD = ("autograder.nbgrader_glue.feedback", "autograder.exports.trusted_reasons", "nbgrader.preprocessors",
+                "nbgrader.api", "sqlalchemy.dialects.postgresql.psycopg2", "sqlalchemy.dialects.sqlite.pysqlite")
+preload(*PAGE_PRELOAD)  # whichever step of this process starts the fork server
+
+
+def _refusal(filename: str) -> str | None:
+    """Why a notebook is refused unparsed (past the size cap or the JSON value budget), or None."""
+    size = os.path.getsize(filename)
+    if size > MAX_NOTEBOOK_BYTES:
+        return f"it is larger than {MAX_NOTEBOOK_BYTES // 2 ** 20} MB"
+    with open(filename, "rb") as f:
+        if bounded_json.count_values(f.read(MAX_NOTEBOOK_BYTES + 1), bounded_json.MAX_VALUES) is None:
+            return f"it holds more than {bounded_json.MAX_VALUES:,} JSON values"
+    return None
+
+
+def make_page(config, steps: list[tuple[str, bool]], filename: str, resources: dict | None, cwd: str):
+    """In the page's unit: the exporter nbgrader configured, rebuilt from its config with its preprocessors in order
+    (each enabled as it was), renders one notebook; returns (html, resources) as ``from_filename`` does, or why the
+    notebook is refused unparsed."""
+    refusal = _refusal(filename)
+    if refusal:
+        return refusal
+    os.chdir(cwd)  # relative paths in the config (the score of record's reasons.json) are the course folder's
+    exporter = BoundedHTMLExporter(config=config, in_unit=True)
+    exporter._preprocessors = []
+    for name, enabled in steps:
+        exporter.register_preprocessor(import_item(name), enabled=enabled)
+    html, resources = exporter.from_filename(filename, resources=resources)
+    return html, {key: value for key, value in resources.items() if not callable(value)}  # the template's helpers
 
 
 class TrustedReasons(Preprocessor):

@@ -70,8 +70,10 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.OwnedCollect"
     # release_feedback hands each student's pages out in a unit of their own: one student's missing secret stops nobody
     c.ExchangeFactory.release_feedback = "autograder.nbgrader_glue.release_feedback.UnitReleaseFeedback"
-    # a feedback page is made only of a notebook within the size cap and a budget of JSON values
-    c.GenerateFeedback.exporter_class = "autograder.nbgrader_glue.feedback.BoundedHTMLExporter"
+    # each feedback page is made in a unit of its own, of a notebook within the size cap and a budget of JSON values
+    # (imported now: its units' modules join the fork server's preload, whichever step of formgrader starts it)
+    from autograder.nbgrader_glue import feedback
+    c.GenerateFeedback.exporter_class = f"{feedback.__name__}.{feedback.BoundedHTMLExporter.__name__}"
     # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only,
     # repairs a grade_id that JupyterLab's Split Cell repeated (nbgrader's DeduplicateIds fails the whole student),
     # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run), and warns

@@ -31,6 +31,8 @@ from conftest import SOLUTIONS
 NB02, NB03 = "02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb"
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 CELL_TIMEOUT = 30  # seconds: the hanging submission waits this long once; the reference's slowest cell takes 5
+PAGE_SECONDS = 10  # a feedback page's unit (an honest page takes under 1 s; the nested <div> would take minutes)
+SLOW_PAGE = "edits_test_cell"  # whose notebook nests HTML deep enough to render for minutes
 KILLED = "reference"  # the worker autograding this student is killed (kill -9) once: the retry must grade it
 MEMORY_MB = 3000
 
@@ -40,6 +42,7 @@ MAX_SCORE = 33  # 27 for the code, 6 in 02's run cells (scored 0 by the kernel; 
 EXPECTED = {
     "reference": 9, "blank": 0, "partial": 5, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
     "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "reads_answers": 5, "corrupt_json": 0,
+    # (its markdown also nests 60,000 <div>: its feedback page renders for minutes, and is stopped alone)
     # links to grader-only files and a peer's work, a FIFO and a socket named like notebook 03, beside the
     # released 02: the collect step leaves them all out, so nbgrader never reads them
     "links": 0, "fifo": 0, "socket": 0,
@@ -129,6 +132,7 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
 
     edited = release(NB03)
     _cell(edited, "03-span-public").source = "pass  # test removed"
+    edited.cells.insert(1, nbformat.v4.new_markdown_cell("<div>" * 60_000))  # SLOW_PAGE's
     _cell(edited, "03-span-hidden").source = "print('all tests passed')"
     deleted = filled(NB03)
     deleted.cells = [c for c in deleted.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "03-span-hidden"]
@@ -204,7 +208,8 @@ def course(tmp_path_factory, world_dir, world_answers, postgres):
         "c = get_config()\n"
         "c.CourseDirectory.course_id = 'autograde-test'\n"
         f"c.CourseDirectory.db_url = {url!r}\n"
-        f"configure_grading(c, timeout={CELL_TIMEOUT}, memory_mb={MEMORY_MB})\n")
+        f"configure_grading(c, timeout={CELL_TIMEOUT}, memory_mb={MEMORY_MB})\n"
+        f"c.BoundedHTMLExporter.page_seconds = {PAGE_SECONDS}\n")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
     def nbgrader(*args):
@@ -372,13 +377,26 @@ def test_submission_cannot_write_the_gradebook_or_kill_the_grader(course):
 def feedback(course):
     """nbgrader's generate_feedback of every autograded student (what goes back to students)."""
     made = course["nbgrader"]("generate_feedback", "a5")
-    assert made.returncode == 0, made.stderr[-2000:]
-    return course["dir"] / "feedback"
+    return dict(dir=course["dir"] / "feedback", made=made)
+
+
+def test_a_page_that_renders_for_minutes_stops_only_its_students_feedback(course, feedback):
+    """Does a student whose notebook nests HTML deep enough to render for minutes get no page, named in nbgrader's
+    errors with the page's time limit, while every other autograded student gets theirs?"""
+    made = feedback["made"]
+    assert made.returncode != 0 and f"for student '{SLOW_PAGE}'" in made.stderr, made.stderr[-3000:]
+    assert f"its feedback page was not made: stopped after {PAGE_SECONDS} s" in made.stderr, made.stderr[-3000:]
+    errors = [line for line in made.stderr.splitlines() if "There was an error processing assignment 'a5'" in line]
+    assert len(errors) == 1, errors  # nobody else
+    assert not (feedback["dir"] / SLOW_PAGE).exists()
+    for student in ("reference", "partial", "injects_html", "snoops", "spews"):
+        assert (feedback["dir"] / student / "a5" / NB03.replace(".ipynb", ".html")).is_file(), student
 
 
 def test_no_link_fifo_or_socket_reaches_nbgrader_or_the_feedback(course, feedback):
     """Do links to grader-only files or a peer's folder, a FIFO and a socket named like a notebook leave nothing of
     theirs in autograded/ or feedback/ (no secret, no peer's file, no special file), without blocking the batch?"""
+    feedback = feedback["dir"]
     for root in (course["dir"] / "autograded", feedback, course["dir"] / "collected"):
         for path in root.rglob("*"):
             assert not path.is_symlink() and (path.is_dir() or path.is_file()), path
@@ -398,7 +416,7 @@ def test_a_students_html_is_inert_in_feedback_and_formgrader(course, feedback):
     from nbgrader.server_extensions.formgrader import handlers
     from traitlets.config.loader import PyFileConfigLoader
 
-    page = (feedback / "injects_html" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
+    page = (feedback["dir"] / "injects_html" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
     assert "STUDENT_XSS" in page and active_script(page) == []  # shown, never run
     environ = dict(os.environ)
     try:  # the course's config, as formgrader loads it (configure_grading also sets the kernel's environment)
@@ -442,9 +460,9 @@ def test_plain_nbgrader_autograde_refuses_submitted_and_its_links(course):
 def test_no_grading_seed_or_reference_output_is_readable_in_a_kernel(course, feedback):
     """Does a cell that looks for the hidden checks' inputs, the reference's outputs and the grading seed in its
     kernel find none, and does its feedback page (and every page) hold none?"""
-    page = (feedback / "snoops" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
+    page = (feedback["dir"] / "snoops" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
     assert "SNOOP-ENV []" in page and "SNOOP-FILES []" in page and "SNOOP-API []" in page, page[-3000:]
-    for any_page in feedback.rglob("*.html"):  # the file the grader used to hand kernels, by its name
+    for any_page in feedback["dir"].rglob("*.html"):  # the file the grader used to hand kernels, by its name
         assert "hidden_inputs.pt" not in any_page.read_text(encoding="utf-8"), any_page
 
 
@@ -453,7 +471,7 @@ def test_no_grading_seed_or_reference_output_is_readable_in_a_kernel(course, fee
 def test_feedback_shows_the_score_of_records_reasons_and_the_total(course, trusted):
     """After `autograder grade --gradebook`, does each regraded student's feedback page show, under each autograded
     cell, the trusted points and reason (the hidden ones too), and at the top the total nbgrader's export holds?"""
-    made = course["nbgrader"]("generate_feedback", "a5", "--force")
+    made = course["nbgrader"]("generate_feedback", "a5", "--force", f"--CourseDirectory.student_id_exclude={SLOW_PAGE}")
     assert made.returncode == 0, made.stderr[-2000:]
     for student in TRUSTED:
         page = (course["dir"] / "feedback" / student / "a5" / NB03.replace(".ipynb", ".html")).read_text(
