@@ -108,19 +108,13 @@ class TrustedReasons(Preprocessor):
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
     reasons_file = Unicode("grades/reasons.json",
                            help="autograder grade's reasons.json, relative to the course folder").tag(config=True)
-    _loaded = None  # (the file's path and time, what it holds)
-
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook
 
         from autograder.exports import trusted_reasons
 
         info = resources["nbgrader"]
-        path = Path(self.reasons_file)
-        key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else None)
-        if self._loaded is None or self._loaded[0] != key:  # one read per feedback run, not one per page
-            self._loaded = (key, trusted_reasons.load(path))
-        mine = self._loaded[1].get(info["student"], {})
+        mine = trusted_reasons.load(Path(self.reasons_file)).get(info["student"], {})  # (each page: a unit of its own)
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             verdict = mine.get(meta.get("grade_id"))

@@ -109,7 +109,8 @@ class SpanSteps(CharCorruptionDatasetBase):
         return torch.tensor([self.stoi[c] for c in text], dtype=torch.long)
 
     def pair(self, text: str) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.encode(text[:-1]), self.encode(text[1:])
+        whole = self.encode(text)  # (block_size,): encoded once, x and y its two views
+        return whole[:-1], whole[1:]
 
     def __getitem__(self, idx):
         return self.pair(self.pad(self.arrange(*self.split(self.truncate(self.data[idx])))))
@@ -167,12 +168,11 @@ class SpanWithinDocument(SpanSteps):
         return random.choice(range(1, max(2, n // 2)))
 
 
-class SpanOneTensor(SpanSteps):
-    """x and y as two views of one tensor of the whole padded example."""
+class SpanTwoTensors(SpanSteps):
+    """x and y encoded apart, each a tensor of its own (the base encodes the example once and takes two views)."""
 
     def pair(self, text):
-        whole = torch.tensor([self.stoi[c] for c in text], dtype=torch.long)
-        return whole[:-1], whole[1:]
+        return self.encode(text[:-1]), self.encode(text[1:])
 
 
 # wrong answers
@@ -317,7 +317,7 @@ class SpanMaskedFromDrawnLength(SpanSteps):
 
 
 SPAN_VALID = {"steps": SpanSteps, "torch draws": SpanTorchDraws, "uniform floats": SpanUniformFloats,
-              "gaussian mask": SpanGaussianMask, "within document": SpanWithinDocument, "one tensor": SpanOneTensor}
+              "gaussian mask": SpanGaussianMask, "within document": SpanWithinDocument, "two tensors": SpanTwoTensors}
 SPAN_IDS = ("03-span-public", "03-span-hidden")
 
 
