@@ -156,9 +156,9 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
         shapes[name].extend(carried)
         return made[name]
 
-    # reference, then seven students through both graders (their notebooks or ids differ) and three through the score
-    # of record only (the reference's notebooks with other files); each student carries shapes that touch different
-    # cells or compose as real saves do
+    # reference, then six students through both graders (their notebooks or ids differ) and two through the score of
+    # record only (the reference's notebooks with other files, one folder hard-linked into the other); each student
+    # carries shapes that touch different cells or compose as real saves do
     lines = student("ipython_lines", "display() and ?", "%%bash", "! escapes", "% continuation and await",
                     "an answer whose first line uses an exploration's name",
                     "a cell of their own using an exploration's names")
@@ -168,9 +168,15 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     _add_cell(lines, NB05, "remainder = 17 \\\n% 5\nprint(remainder)\nimport asyncio\nawait asyncio.sleep(0)")
     _prefix_answer(lines, NB02, "02-glue", "assert data_dir.is_dir()  # the course data, found by the cell above\n")
     _add_cell_after(lines, NB02, "02-given-4", "print(len(names), 'questions;', vocab_source.vocab_size, 'symbols')")
-    own_cells = student("Ana María", "an id with a space and an accent", "%%time on an answer",
-                        "a cell asking for the data", "an exploration that fails", "saved outputs", "nbformat 4.4")
+    own_cells = student("Ana María 李雷 👩\u200d🔬", "an id with a space and an accent",
+                        "an id in Chinese characters and an emoji joined by U+200D", "%%time on an answer",
+                        "a cell asking for the data", "an exploration that fails",
+                        "an einsum synthesizer with a persistent mask", "params saved through DataParallel",
+                        "saved outputs", "nbformat 4.4")
     _prefix_answer(own_cells, NB03, "03-span-corruption", "%%time\n")
+    _replace_answer(own_cells, NB05, "05-synthesizer", SYNTH_EINSUM_PERSISTENT_MASK)
+    _params(own_cells, _with_persistent_masks)
+    _params(own_cells, lambda name, state: {f"module.{k}": v for k, v in state.items()})
     _add_cell(own_cells, NB02, "from course_lib import notebook_env\n"
                                "data_dir = notebook_env.ensure_data()\nprint(data_dir)", 3)
     _add_cell(own_cells, NB02, "plot_my_own_histogram(lengths)  # a name never defined")
@@ -197,11 +203,6 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     _prefix_answer(twins, NB08, "08-b-code", "%%prun -q\n")
     _split(twins, NB02, "02-glue", "def finetune(")
     _split(twins, NB07, "07-a-i", "terms, so")
-    synth = student("李雷 👩\u200d🔬", "an id in Chinese characters and an emoji joined by U+200D",
-                    "an einsum synthesizer with a persistent mask", "params saved through DataParallel")
-    _replace_answer(synth, NB05, "05-synthesizer", SYNTH_EINSUM_PERSISTENT_MASK)
-    _params(synth, _with_persistent_masks)
-    _params(synth, lambda name, state: {f"module.{k}": v for k, v in state.items()})
     own = student("extra_files_beside_the_work", "a scratch notebook", "Jupyter's checkpoints",
                   "checked names rebound after their test cells passed",
                   "a checked tensor changed in place after its test cell passed", "nbgrader submit's files")
@@ -216,8 +217,8 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
                                             "print(torch.allclose(permuted_output(P, X), Z))")
     (own / "timestamp.txt").write_text("2026-11-20 09:30:00.000000 UTC")  # beside the notebooks
     (own / "submission_secret.txt").write_text("f2b7c4d0a9e1")
-    many = student("many_files", "2,500 other files", "a byte-order mark and blank lines", "run files at the top",
-                   "a hard-linked backup")
+    many = student("gathered_with_cp_al", "2,500 other files", "a byte-order mark and blank lines",
+                   "run files at the top", "a hard-linked backup", "gathered with cp -al")
     for i in range(2500):  # a training loop's checkpoints beside the run files
         (many / "outputs" / f"checkpoint-{i:04d}.txt").write_text("x")
     predictions = many / "outputs" / PREDICTIONS
@@ -227,8 +228,8 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     (many / "outputs").rmdir()
     (many / "backup").mkdir()
     os.link(many / NB03, many / "backup" / NB03)
-    shared = student("gathered_with_cp_al", "gathered with cp -al")  # then linked, file by file, into another's folder
-    subprocess.run(["cp", "-al", str(shared.parent), str(submitted / "gathered_with_cp_al_too")], check=True)
+    # then linked, file by file, into another's folder
+    subprocess.run(["cp", "-al", str(many.parent), str(submitted / "gathered_with_cp_al_too")], check=True)
     made["gathered_with_cp_al_too"] = submitted / "gathered_with_cp_al_too" / "a5"
     shapes["gathered_with_cp_al_too"] = ["linked from gathered_with_cp_al"]
     return shapes
@@ -326,7 +327,7 @@ def test_every_honest_student_gets_the_references_score_in_nbgrader(course, nbgr
     """Does nbgrader, in the grading kernel, give every honest shape of notebooks or ids the reference's autograded
     score?"""
     assert set(nbgrader_scores) == set(_nbgraders_students(course))
-    assert len(nbgrader_scores) >= 7, sorted(nbgrader_scores)
+    assert len(nbgrader_scores) >= 6, sorted(nbgrader_scores)
     reference = nbgrader_scores["reference"]
     assert {(s, *course["shapes"][s]): v for s, v in nbgrader_scores.items() if v != reference} == {}
 

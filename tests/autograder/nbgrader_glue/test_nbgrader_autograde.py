@@ -41,14 +41,16 @@ MAX_SCORE = 33  # 27 for the code, 6 in 02's run cells (scored 0 by the kernel; 
 # 03-span-hidden 15), which says its points come from the course's grader, and scores 0 until `grade --gradebook`
 EXPECTED = {
     "reference": 9, "blank": 0, "partial": 5, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
-    "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "reads_answers": 5, "corrupt_json": 0,
+    "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "corrupt_json": 0,
     # (its markdown also nests 60,000 <div>: its feedback page renders for minutes, and is stopped alone)
     # links to grader-only files and a peer's work, a FIFO and a socket named like notebook 03, beside the
     # released 02: the collect step leaves them all out, so nbgrader never reads them
     "links": 0, "fifo": 0, "socket": 0,
     "injects_html": 0,  # script in a markdown cell and in outputs: inert in formgrader and feedback
     "spews": 5,  # 48 MB printed before the answer: the autograded notebook keeps 16 MB of it
-    "snoops": 5,  # looks for the hidden checks' inputs and the grading seed in its kernel: there are none
+    # looks for the hidden checks' inputs and the grading seed in its kernel (there are none), and opens the grader-only
+    # answers (not readable)
+    "snoops": 5,
 }
 CANARY = "CANARY-world-seed-3f9a1c"  # grader_only/world-seed.txt: in no autograded, collected or feedback file
 if ROOT:  # without confinement this one could kill the grader itself
@@ -142,10 +144,6 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
         if c.metadata.get("nbgrader", {}).get("grade"):
             c.outputs = [nbformat.v4.new_output("stream", name="stdout", text="All tests passed!\n")]
             c.metadata["nbgrader"]["points"] = 1000
-    reader = filled(NB03)
-    reader.cells.insert(1, nbformat.v4.new_code_cell(
-        f"try:\n    leaked = open({str(answers)!r}).read()\n    print('LEAKED', leaked[:300])\n"
-        "except OSError as err:\n    print('answers not readable:', type(err).__name__)"))
     subs = {
         "reference": {NB02: filled(NB02), NB03: filled(NB03)},
         "blank": {NB02: release(NB02), NB03: release(NB03)},
@@ -156,7 +154,6 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
         "memory_hog": {NB03: span("hog = []\nwhile True:\n    hog.append(bytearray(2**26))\n")},
         "syntax_error": {NB03: span(replace="class CharCorruptionDataset(:\n    pass\n")},
         "fake_success": {NB03: fake},
-        "reads_answers": {NB03: reader},
         "corrupt_json": {NB03: '{"cells": [ this is not JSON'},
     }
     injector = release(NB03)
@@ -172,6 +169,9 @@ def _submissions(course: Path, answers: Path) -> dict[str, dict[str, object]]:
     subs["kernel_forges"] = {NB03: forger}
     snooper = filled(NB03)
     snooper.cells.insert(1, nbformat.v4.new_code_cell(SNOOP))
+    snooper.cells.insert(1, nbformat.v4.new_code_cell(
+        f"try:\n    leaked = open({str(answers)!r}).read()\n    print('LEAKED', leaked[:300])\n"
+        "except OSError as err:\n    print('answers not readable:', type(err).__name__)"))
     subs["snoops"] = {NB03: snooper}
     if "tampers" in EXPECTED:
         tamper = release(NB03)
@@ -343,7 +343,7 @@ def test_every_lost_point_has_a_readable_reason(course):
     wanted = {  # student -> words its reasons must contain
         "blank": "finetune are not", "partial": "finetune are not", "edits_test_cell": "not written yet",
         "deletes_test_cell": "deleted", "hangs": "time limit", "memory_hog": "MemoryError",
-        "syntax_error": "SyntaxError", "fake_success": "not written yet", "reads_answers": "not in the submission",
+        "syntax_error": "SyntaxError", "fake_success": "not written yet", "snoops": "not in the submission",
         "corrupt_json": "could not be read",
     }
     for student, words in wanted.items():
@@ -360,7 +360,7 @@ def test_printed_success_and_edited_points_do_not_count(course):
 @pytest.mark.skipif(not ROOT, reason="confinement (hidden paths, unprivileged kernel) needs root on Linux")
 def test_test_answers_are_not_readable_by_submission_code(course):
     """Does a notebook that opens the grader-only answers get an error instead of their contents?"""
-    output = _autograded_output(course, "reads_answers")
+    output = _autograded_output(course, "snoops")
     assert "answers not readable:" in output  # FileNotFoundError: outside the kernel's allowlist
     assert "LEAKED" not in output
 
