@@ -54,26 +54,12 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     # a kernel's first answer (nbclient waits 60 s by default): a student's first kernel also starts its sandbox, and
     # on a machine whose cores are all busy that alone took over 60 s; the student's own time limit still bounds it
     c.Execute.startup_timeout = 180
-    # feedback shows each cell's outcome, not the hidden tests' code: neither in the cell nor in its traceback
-    # and under every autograded cell the score of record's points and reason, with the student's total at the top
-    c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
-                                        "autograder.nbgrader_glue.feedback.TrustedReasons",
-                                        "autograder.nbgrader_glue.feedback.HideHiddenTestTracebacks",
-                                        "nbgrader.preprocessors.ClearHiddenTests",
-                                        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
-    # formgrader's pages and feedback's render no script a student wrote: outputs cleaned by nbconvert, markdown and
-    # raw cells by a preprocessor on the exporter both build (it reads this config)
-    c.HTMLExporter.sanitize_html = True
-    c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
+    configure_feedback(c)
     # collect takes a submission only from the account that owns it, each student in a unit of its own, links copied as
     # links (the collect step drops them); what it refuses goes to the course's collect_refused.csv
     c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.OwnedCollect"
     # release_feedback hands each student's pages out in a unit of their own: one student's missing secret stops nobody
     c.ExchangeFactory.release_feedback = "autograder.nbgrader_glue.release_feedback.UnitReleaseFeedback"
-    # each feedback page is made in a unit of its own, of a notebook within the size cap and a budget of JSON values
-    # (imported now: its units' modules join the fork server's preload, whichever step of formgrader starts it)
-    from autograder.nbgrader_glue import feedback
-    c.GenerateFeedback.exporter_class = f"{feedback.__name__}.{feedback.BoundedHTMLExporter.__name__}"
     # nbgrader's autograde, however started (formgrader's button too), grades the collect step's copies only,
     # repairs a grade_id that JupyterLab's Split Cell repeated (nbgrader's DeduplicateIds fails the whole student),
     # keeps a bounded share of what the kernel prints (nbgrader's LimitOutput counts lines, after the run), and warns
@@ -93,6 +79,25 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
                                                                  for step in steps["sanitize_preprocessors"].default())]
     c.Autograde.autograde_preprocessors = [CappedExecute if step is Execute else step
                                            for step in steps["autograde_preprocessors"].default()]
+
+
+def configure_feedback(c) -> None:
+    """What nbgrader's feedback pages (generate_feedback) and formgrader's pages of a submission are made with."""
+    # feedback shows each cell's outcome, not the hidden tests' code: neither in the cell nor in its traceback
+    # and under every autograded cell the score of record's points and reason, with the student's total at the top
+    c.GenerateFeedback.preprocessors = ["nbgrader.preprocessors.GetGrades",
+                                        "autograder.nbgrader_glue.feedback.TrustedReasons",
+                                        "autograder.nbgrader_glue.feedback.HideHiddenTestTracebacks",
+                                        "nbgrader.preprocessors.ClearHiddenTests",
+                                        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor"]
+    # formgrader's pages and feedback's render no script a student wrote: outputs cleaned by nbconvert, markdown and
+    # raw cells by a preprocessor on the exporter both build (it reads this config)
+    c.HTMLExporter.sanitize_html = True
+    c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
+    # each feedback page is made in a unit of its own, of a notebook within the size cap and a budget of JSON values
+    # (imported now: its units' modules join the fork server's preload, whichever step of formgrader starts it)
+    from autograder.nbgrader_glue import feedback
+    c.GenerateFeedback.exporter_class = f"{feedback.__name__}.{feedback.BoundedHTMLExporter.__name__}"
 
 
 def grading_problem(config) -> str | None:

@@ -8,6 +8,7 @@ same strategies for longer (its figures are in benchmarks/FINDINGS.md).
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -22,10 +23,12 @@ from hypothesis import strategies as st
 from autograder.collecting.collect import Wanted, collect_cohort
 from autograder.collecting.flags import SOLUTION, cohort_flags
 from autograder.collecting.safe_files import shown
+from autograder.collecting.student_ids import is_student_id
 from autograder.checks.registry import RUN_FILES
 from autograder.exports.report import explain
 from autograder.exports.similarity import similarity_report
 from autograder.nbgrader_glue.release_feedback import UnitReleaseFeedback
+from autograder.nbgrader_glue.setup import configure_feedback
 from conftest import REPO, SOLUTIONS
 
 RELEASE = REPO / "notebooks" / "a5"
@@ -148,12 +151,17 @@ def course(tmp_path_factory):
             gb.add_notebook(NB03, A5)
             for grade_id, points in zip(CELLS, (5, 15)):
                 gb.add_grade_cell(grade_id, NB03, A5, max_score=points, cell_type="code")
+            gb.add_solution_cell("03-span-corruption", NB03, A5)  # (its comment is on the feedback page)
             for student in HONEST:
                 _add(gb, student, full=student == "ann")
     finally:
         os.environ["PATH"] = saved
     for student, source in (("ann", SOLUTIONS), ("ben", RELEASE)):
         _hand_in(course, student, _executed(source / f"{NB03}.ipynb"), student.encode() * 64)
+        shutil.copytree(course / "autograded" / student, course / FEEDBACK_IN / student)
+    honest_pages, errors = _generate_feedback(course)
+    assert set(honest_pages) == set(HONEST) and not errors, errors
+    (course / "honest_pages.json").write_text(json.dumps({s: p.decode() for s, p in honest_pages.items()}))
     return course
 
 
@@ -171,6 +179,41 @@ def _drop(gb, student: str) -> None:
     gb.remove_student(student)
 
 
+# nbgrader generate_feedback's folders here: its input holds the notebooks of the ids the collect step accepts (it
+# refuses every other name before nbgrader sees it), its output is kept apart from the pages release_feedback hands out
+FEEDBACK_IN, FEEDBACK_OUT = "feedback_input", "feedback_made"
+
+
+def _generate_feedback(course: Path) -> tuple[dict[str, bytes], str]:
+    """nbgrader's generate_feedback, configured as the course configures it (each page a unit of its own), of every
+    student in FEEDBACK_IN: student -> their page's bytes, and what nbgrader logged as errors."""
+    import logging
+
+    from nbgrader.converters import GenerateFeedback
+    from nbgrader.converters.base import NbGraderException
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    config = Config()
+    configure_feedback(config)
+    config.BaseConverter.force = True
+    errors: list[str] = []
+    log = logging.getLogger(f"fuzz-feedback-{id(errors)}")
+    log.propagate = False
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = lambda record: errors.append(record.getMessage())
+    log.addHandler(handler)
+    coursedir = CourseDirectory(root=str(course), assignment_id=A5, autograded_directory=FEEDBACK_IN,
+                                feedback_directory=FEEDBACK_OUT)
+    try:
+        GenerateFeedback(coursedir=coursedir, config=config, log=log).start()
+    except NbGraderException:
+        pass  # the students it could not make pages for: in the errors
+    pages = {folder.name: (folder / A5 / f"{NB03}.html").read_bytes()
+             for folder in (course / FEEDBACK_OUT).iterdir() if (folder / A5 / f"{NB03}.html").is_file()}
+    return pages, "\n".join(errors)
+
+
 SECRETS = st.one_of(st.none(), st.binary(max_size=200), st.just(b"s" * 5_000_000))
 
 
@@ -179,7 +222,8 @@ SECRETS = st.one_of(st.none(), st.binary(max_size=200), st.just(b"s" * 5_000_000
 def test_report_and_feedback_give_every_student_a_row_and_leave_the_honest_ones_alone(hostile, secrets, course):
     """With generated hostile students in the gradebook (their notebooks in collected/ and autograded/, their feedback
     folders with forged or missing secrets), does the report explain every student and the honest ones as before,
-    and does release_feedback release the honest students' pages and name every student it could not release?"""
+    does generate_feedback make every page it can, name every student it cannot and leave the honest pages as they
+    were, and does release_feedback release the honest students' pages and name every student it could not release?"""
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange import ExchangeError
@@ -200,6 +244,13 @@ def test_report_and_feedback_give_every_student_a_row_and_leave_the_honest_ones_
         assert {s: totals[s] for s in HONEST} == {"ann": 20, "ben": 0}
         assert [r for r in reasons if r.student == "ann"] == []
         assert {r.cell for r in reasons if r.student == "ben"} == set(CELLS)
+        pageable = [h.student for h in hostile if is_student_id(h.student)]  # the ids the collect step lets through
+        for student in pageable:
+            shutil.copytree(course / "autograded" / student, course / FEEDBACK_IN / student)
+        pages, errors = _generate_feedback(course)
+        honest_pages = json.loads((course / "honest_pages.json").read_text())
+        assert {s: pages[s].decode() for s in HONEST} == honest_pages, errors
+        assert all(student in pages or f"for student '{student}'" in errors for student in pageable), errors
         shutil.rmtree(exchange, ignore_errors=True)
         exchange.mkdir()
         release = UnitReleaseFeedback(coursedir=CourseDirectory(root=str(course), course_id="c", assignment_id=A5),
@@ -220,5 +271,5 @@ def test_report_and_feedback_give_every_student_a_row_and_leave_the_honest_ones_
             for h in hostile:
                 _drop(gb, h.student)
         for h in hostile:
-            for kind in ("collected", "autograded", "feedback"):
+            for kind in ("collected", "autograded", "feedback", FEEDBACK_IN, FEEDBACK_OUT):
                 shutil.rmtree(course / kind / h.student, ignore_errors=True)
