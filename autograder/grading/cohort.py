@@ -84,12 +84,16 @@ class CohortRun:
 
 UNIT_MEMORY_MB = 3072  # one student's grade unit: the grader's code, torch, the answers it decodes (jobs have their own)
 UNIT_MARGIN_SECONDS = 120  # beyond the student's job budget: loading, judging, decoding the answers
+# what torch imports the first time an optimizer is made (torch.optim wraps its __init__ in torch._compile): each unit
+# that judges a training step did it again, 0.8 s a student, when the fork server had not
+TORCH_ON_FIRST_OPTIMIZER = "torch._dynamo"
+preload(TORCH_ON_FIRST_OPTIMIZER)  # whichever step starts the fork server (the collect step, with one worker)
 
 
 def grade_step(settings: Settings) -> Step:
     """The grade step's units: one student each, within the student's time budget and a memory limit."""
     return Step("grade", UnitLimits(seconds=settings.student_seconds + UNIT_MARGIN_SECONDS, memory_mb=UNIT_MEMORY_MB),
-                preload=("autograder.grading.grade",))
+                preload=("autograder.grading.grade", TORCH_ON_FIRST_OPTIMIZER))
 
 
 def task_for(collected: Collected) -> Task:
