@@ -85,9 +85,10 @@ class CohortRun:
 UNIT_MEMORY_MB = 3072  # one student's grade unit: the grader's code, torch, the answers it decodes (jobs have their own)
 UNIT_MARGIN_SECONDS = 120  # beyond the student's job budget: loading, judging, decoding the answers
 # what torch imports the first time an optimizer is made (torch.optim wraps its __init__ in torch._compile): each unit
-# that judges a training step did it again, 0.8 s a student, when the fork server had not
+# that judges a training step did it again, 0.8 s a student, when the fork server had not. The grade step's own
+# preload, not every step's: a fork server that runs no grade unit (the collect step's, a Dask worker's for another
+# step) would pay it for nothing, and the suite's many short commands start hundreds of them
 TORCH_ON_FIRST_OPTIMIZER = "torch._dynamo"
-preload(TORCH_ON_FIRST_OPTIMIZER)  # whichever step starts the fork server (the collect step, with one worker)
 
 
 def grade_step(settings: Settings) -> Step:
