@@ -85,9 +85,9 @@ class CohortRun:
 UNIT_MEMORY_MB = 3072  # one student's grade unit: the grader's code, torch, the answers it decodes (jobs have their own)
 UNIT_MARGIN_SECONDS = 120  # beyond the student's job budget: loading, judging, decoding the answers
 # what torch imports the first time an optimizer is made (torch.optim wraps its __init__ in torch._compile): each unit
-# that judges a training step did it again, 0.8 s a student, when the fork server had not. The grade step's own
-# preload, not every step's: a fork server that runs no grade unit (the collect step's, a Dask worker's for another
-# step) would pay it for nothing, and the suite's many short commands start hundreds of them
+# that judges a training step did it again, 0.8 s a student, when the fork server had not. In the grade step's preload
+# (made by a grade command), not registered at import: every process that imports the grader (nbgrader's commands,
+# formgrader, the suite's many short ones) would start a fork server paying it for no grade unit
 TORCH_ON_FIRST_OPTIMIZER = "torch._dynamo"
 
 

@@ -108,6 +108,7 @@ class TrustedReasons(Preprocessor):
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
     reasons_file = Unicode("grades/reasons.json",
                            help="autograder grade's reasons.json, relative to the course folder").tag(config=True)
+
     def preprocess(self, nb, resources):
         from nbgrader.api import Gradebook
 

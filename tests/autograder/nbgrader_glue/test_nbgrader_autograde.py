@@ -42,7 +42,7 @@ MAX_SCORE = 33  # 27 for the code, 6 in 02's run cells (scored 0 by the kernel; 
 EXPECTED = {
     "reference": 9, "blank": 0, "partial": 5, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
     "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "corrupt_json": 0,
-    # (its markdown also nests 60,000 <div>: its feedback page renders for minutes, and is stopped alone)
+    # (edits_test_cell's markdown also nests 60,000 <div>: its feedback page would render for minutes, and is stopped)
     # links to grader-only files and a peer's work, a FIFO and a socket named like notebook 03, beside the
     # released 02: the collect step leaves them all out, so nbgrader never reads them
     "links": 0, "fifo": 0, "socket": 0,
