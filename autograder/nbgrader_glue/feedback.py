@@ -31,8 +31,7 @@ from traitlets.utils.importstring import import_item
 from autograder.collecting.safe_files import shown
 from autograder.inside import bounded_json
 from autograder.units.limits import UnitLimits
-from autograder.units.stage import preload
-from autograder.units.unit import run_unit
+from autograder.units.stage import Step, outcomes, preload
 
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 MAX_NOTEBOOK_BYTES = 20 * 2 ** 20  # the collect step's cap on a notebook
@@ -54,16 +53,15 @@ class BoundedHTMLExporter(HTMLExporter):
     def from_filename(self, filename, resources=None, **kw):
         if self.in_unit:
             return super().from_filename(filename, resources, **kw)
-        steps = [(f"{type(pp).__module__}.{type(pp).__qualname__}", bool(getattr(pp, "enabled", True)))
-                 for pp in self._preprocessors]
-        limits = UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb, answer_mb=PAGE_ANSWER_MB)
-        outcome = run_unit(make_page, (self.config, steps, os.path.abspath(filename), resources, os.getcwd()),
-                           limits, PAGE_PRELOAD)
-        name = shown(os.path.basename(filename))
-        if not outcome.ok:
-            raise PageNotMade(f"{name}: its feedback page was not made: {outcome.failure}")
-        if isinstance(outcome.value, str):  # refused unparsed
-            raise PageNotMade(f"{name}: its feedback page was not made: {outcome.value}")
+        preprocessors = [(f"{type(pp).__module__}.{type(pp).__qualname__}", bool(getattr(pp, "enabled", True)))
+                         for pp in self._preprocessors]
+        step = Step("feedback page", UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb,
+                                                answer_mb=PAGE_ANSWER_MB), preload=PAGE_PRELOAD)
+        args = (self.config, preprocessors, os.path.abspath(filename), resources, os.getcwd())
+        outcome, = outcomes(step, 1, lambda _: (make_page, args))
+        why = outcome.failure if not outcome.ok else outcome.value if isinstance(outcome.value, str) else None
+        if why:  # the unit failed, or refused the notebook unparsed
+            raise PageNotMade(f"{shown(os.path.basename(filename))}: its feedback page was not made: {why}")
         return outcome.value
 
 
@@ -86,7 +84,7 @@ def _refusal(filename: str) -> str | None:
     return None
 
 
-def make_page(config, steps: list[tuple[str, bool]], filename: str, resources: dict | None, cwd: str):
+def make_page(config, preprocessors: list[tuple[str, bool]], filename: str, resources: dict | None, cwd: str):
     """In the page's unit: the exporter nbgrader configured, rebuilt from its config with its preprocessors in order
     (each enabled as it was), renders one notebook; returns (html, resources) as ``from_filename`` does, or why the
     notebook is refused unparsed."""
@@ -96,7 +94,7 @@ def make_page(config, steps: list[tuple[str, bool]], filename: str, resources: d
     os.chdir(cwd)  # relative paths in the config (the score of record's reasons.json) are the course folder's
     exporter = BoundedHTMLExporter(config=config, in_unit=True)
     exporter._preprocessors = []
-    for name, enabled in steps:
+    for name, enabled in preprocessors:
         exporter.register_preprocessor(import_item(name), enabled=enabled)
     html, resources = exporter.from_filename(filename, resources=resources)
     return html, {key: value for key, value in resources.items() if not callable(value)}  # the template's helpers
