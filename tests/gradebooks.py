@@ -1,32 +1,26 @@
 """Course gradebooks for tests: the assignment's cells saved by nbgrader's own SaveCells, and what the cells hold."""
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import SaveCells
 
+from autograder.exports.gradebook_stamp import stamp_in_process
 from course_lib.layout import ASSIGNMENT, SOLUTIONS_DIR
 
 
 def course_gradebook(url: str, students: list[str]) -> str:
     """A gradebook as `nbgrader generate_assignment` leaves it (every notebook's grade and solution cells), plus
     ``students``; returns ``url``."""
-    saved = os.environ["PATH"]
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved}"  # nbgrader runs `alembic` once
-    try:
-        with Gradebook(url) as gb:
-            gb.add_assignment(ASSIGNMENT)
-            for student in students:
-                gb.add_student(student)
-        for path in sorted(SOLUTIONS_DIR.glob("*.ipynb")):
-            resources = {"nbgrader": {"db_url": url, "assignment": ASSIGNMENT, "notebook": path.stem}}
-            SaveCells().preprocess(nbformat.read(path, as_version=4), resources)
-    finally:
-        os.environ["PATH"] = saved
+    stamp_in_process()  # as the course's nbgrader processes do: no `alembic` command per gradebook
+    with Gradebook(url) as gb:
+        gb.add_assignment(ASSIGNMENT)
+        for student in students:
+            gb.add_student(student)
+    for path in sorted(SOLUTIONS_DIR.glob("*.ipynb")):
+        resources = {"nbgrader": {"db_url": url, "assignment": ASSIGNMENT, "notebook": path.stem}}
+        SaveCells().preprocess(nbformat.read(path, as_version=4), resources)
     return url
 
 

@@ -15,10 +15,8 @@ meets SQLite's "database is locked".
 """
 from __future__ import annotations
 
-import os
-import sys
-from contextlib import contextmanager
-from pathlib import Path
+from autograder.exports.gradebook_stamp import stamp_in_process
+
 
 Scores = dict[str, dict[tuple[str, str], float]]  # student -> {(notebook, grade_id): points}
 
@@ -65,25 +63,15 @@ def _submission_ready(gb, assignment: str, student: str) -> str | None:
     return None
 
 
-@contextmanager
-def _venv_on_path():
-    """nbgrader stamps a new gradebook by running ``alembic``, which lives beside this interpreter."""
-    saved = os.environ.get("PATH", "")
-    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), saved])
-    try:
-        yield
-    finally:
-        os.environ["PATH"] = saved
-
-
 def write_trusted_scores(db_url: str, assignment: str, scores: Scores) -> list[str]:
     """scores: student -> {(notebook name without .ipynb, grade_id): points}. Sets nbgrader's auto_score of each
     autograded grade cell to the trusted points (manually graded cells are untouched); returns notes for the
     instructor (student or cell missing from the gradebook, ...)."""
     from nbgrader.api import Gradebook, MissingEntry
 
+    stamp_in_process()  # a new gradebook is stamped here, not by nbgrader's `alembic` command
     notes: list[str] = []
-    with _venv_on_path(), Gradebook(db_url) as gb:
+    with Gradebook(db_url) as gb:
         try:
             cells = autograded_cells(gb, assignment)
         except MissingEntry:

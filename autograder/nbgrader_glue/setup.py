@@ -29,6 +29,10 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     from autograder.ownership import given_back_at_exit
 
     given_back_at_exit()
+    # a gradebook this process creates is stamped without nbgrader's `alembic` command (2 s a gradebook)
+    from autograder.exports.gradebook_stamp import stamp_in_process
+
+    stamp_in_process()
     if hidden_paths:
         warnings.warn("configure_grading(hidden_paths=...) is ignored: the grading kernel sees only an allowlist",
                       DeprecationWarning, stacklevel=2)

@@ -8,7 +8,6 @@ import contextlib
 import glob
 import logging
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 
 from autograder.collecting.collect import Wanted, collect_cohort
 from autograder.collecting.student_ids import id_problem
+from autograder.exports.gradebook_stamp import stamp_in_process
 
 A = "a5"
 # what real and hostile ids hold: letters of any alphabet, an emoji joined by U+200D (a format character), bidi
@@ -90,16 +90,12 @@ def course():
 
 @pytest.fixture(scope="module")
 def gradebook(course):
-    """One SQLite gradebook for every example (making one runs nbgrader's `alembic`, a second each)."""
+    """One SQLite gradebook for every example, made once."""
     from nbgrader.api import Gradebook
 
-    saved = os.environ["PATH"]
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved}"
-    try:
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-            yield gb
-    finally:
-        os.environ["PATH"] = saved
+    stamp_in_process()  # as the course's nbgrader processes do: no `alembic` command per gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        yield gb
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,9 +1,7 @@
 """Trusted scores written into a real nbgrader gradebook (sqlite, built with nbgrader's own API)."""
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from nbgrader.api import Gradebook
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's add_submission
 
 from autograder.exports.gradebook import write_trusted_scores
+from autograder.exports.gradebook_stamp import stamp_in_process
 
 NB = "03_span_corruption"
 
@@ -21,9 +20,7 @@ def template_db(tmp_path_factory) -> Path:
     """A gradebook with a5 (one notebook: two test cells, one manually graded answer) and two submissions."""
     path = tmp_path_factory.mktemp("gradebook") / "gradebook.db"
     url = f"sqlite:///{path}"
-    # nbgrader stamps a new gradebook by running the venv's `alembic` command (slow: built once, copied per test)
-    saved_path = os.environ["PATH"]
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved_path}"
+    stamp_in_process()  # (built once, copied per test)
     with Gradebook(url) as gb:
         gb.add_assignment("a5")
         gb.add_notebook(NB, "a5")
@@ -39,7 +36,6 @@ def template_db(tmp_path_factory) -> Path:
                 gb.find_grade(cell, NB, "a5", student).auto_score = score
             gb.find_grade("03-written", NB, "a5", student).manual_score = 3
         gb.db.commit()
-    os.environ["PATH"] = saved_path
     return path
 
 

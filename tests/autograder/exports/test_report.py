@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import nbformat
@@ -10,6 +9,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.exports.report import explain
+from autograder.exports.gradebook_stamp import stamp_in_process
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's add_submission
 NB = "03_span_corruption"
@@ -50,25 +50,21 @@ STUDENTS["earlier_error"][1].cells[0].outputs = [nbformat.v4.new_output(
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
     course = tmp_path_factory.mktemp("course")
-    saved_path = os.environ["PATH"]  # nbgrader stamps a new gradebook with the venv's `alembic` command
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved_path}"
-    try:
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-            gb.add_assignment("a5")
-            gb.add_notebook(NB, "a5")
+    stamp_in_process()  # as the course's nbgrader processes do: no `alembic` command per gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        gb.add_assignment("a5")
+        gb.add_notebook(NB, "a5")
+        for grade_id in CELLS:
+            gb.add_grade_cell(grade_id, NB, "a5", max_score=5, cell_type="code")
+        for student in STUDENTS:
+            gb.add_student(student)
+            gb.add_submission("a5", student)
             for grade_id in CELLS:
-                gb.add_grade_cell(grade_id, NB, "a5", max_score=5, cell_type="code")
-            for student in STUDENTS:
-                gb.add_student(student)
-                gb.add_submission("a5", student)
-                for grade_id in CELLS:
-                    grade = gb.find_grade(grade_id, NB, "a5", student)
-                    # present and passing
-                    passed = student in ("failing", "deleted", "formula", "earlier_error") and grade_id == CELLS[0]
-                    grade.auto_score, grade.needs_manual_grade = (5 if passed else 0), False
-            gb.db.commit()
-    finally:
-        os.environ["PATH"] = saved_path
+                grade = gb.find_grade(grade_id, NB, "a5", student)
+                # present and passing
+                passed = student in ("failing", "deleted", "formula", "earlier_error") and grade_id == CELLS[0]
+                grade.auto_score, grade.needs_manual_grade = (5 if passed else 0), False
+        gb.db.commit()
     for student, (submitted, autograded) in STUDENTS.items():
         for kind, content in (("collected", submitted), ("autograded", autograded)):
             folder = course / kind / student / "a5"

@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import logging
-import os
 import shutil
-import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 from nbgrader.preprocessors import OverwriteCells
 from traitlets.config import Config
 
+from autograder.exports.gradebook_stamp import stamp_in_process
 from autograder.nbgrader_glue.restore_cells import RestoreLockedCells
 from autograder.nbgrader_glue.setup import configure_grading
 from conftest import SOLUTIONS
@@ -30,13 +28,9 @@ def released(tmp_path_factory):
     course = tmp_path_factory.mktemp("course")
     shutil.copytree(SOLUTIONS, course / "source" / "a5", ignore=lambda d, names: [n for n in names if NB03 not in n])
     url = f"sqlite:///{course / 'gradebook.db'}"
-    saved = os.environ["PATH"]
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{saved}"  # nbgrader runs `alembic` once
-    try:
-        api = NbGraderAPI(coursedir=CourseDirectory(root=str(course), db_url=url))
-        assert api.generate_assignment("a5", force=True)["success"]
-    finally:
-        os.environ["PATH"] = saved
+    stamp_in_process()  # as the course's nbgrader processes do: no `alembic` command per gradebook
+    api = NbGraderAPI(coursedir=CourseDirectory(root=str(course), db_url=url))
+    assert api.generate_assignment("a5", force=True)["success"]
     return nbformat.read(course / "release" / "a5" / f"{NB03}.ipynb", as_version=4), url
 
 
