@@ -12,6 +12,7 @@ import math
 import random
 from collections import defaultdict
 
+import numpy as np
 import torch
 
 from . import check_inputs as fresh
@@ -101,8 +102,8 @@ def _crash(plan: dict, got: dict) -> str | None:
             "short or long")
 
 
-def _span_rows(plan: dict, got) -> tuple[list[list[int]], list[list[int]]] | str:
-    """The plan's x and y rows as lists of ints, or what is wrong with their form."""
+def _span_rows(plan: dict, got) -> tuple[torch.Tensor, torch.Tensor] | str:
+    """The plan's x and y rows as int64 tensors (draws, block_size - 1), or what is wrong with their form."""
     block_size = plan["block_size"]
     if isinstance(got, dict) and "error" in got:
         crash = _crash(plan, got)
@@ -118,7 +119,7 @@ def _span_rows(plan: dict, got) -> tuple[list[list[int]], list[list[int]]] | str
         return f"x and y should be LongTensors (torch.long), got {got.get('dtype')}"
     if x.size(1) != block_size - 1:
         return f"x and y should both have shape ({block_size - 1},), got ({x.size(1)},)"
-    return x.long().tolist(), y.long().tolist()
+    return x.long(), y.long()
 
 
 def extreme_slack(n: int, values: int, delta: float = DELTA) -> int | None:
@@ -198,7 +199,30 @@ def span_problems(inputs: dict, output) -> list[str]:
     return _masked_problems(pooled)
 
 
-def _plan_problems(number: int, plan: dict, xs: list[list[int]], ys: list[list[int]], pooled: dict) -> list[str]:
+def _spelled(xs: torch.Tensor, ys: torch.Tensor, itos: list[str]) -> list[str] | None:
+    """Each example's text, x and then the last of y, as the vocabulary spells it; None when an id lies outside it.
+
+    The same texts, and the same failures, as spelling each example in turn with ``itos[id]``: the first example
+    holding an id of len(itos) or more makes it None, unless an earlier one holds a negative id that Python's
+    indexing cannot wrap, which raises IndexError there (the judge's crash); negative ids within reach wrap."""
+    size = len(itos)
+    ids = torch.cat([xs, ys[:, -1:]], dim=1)  # (draws, block_size): what each text is spelled from
+    above = torch.maximum(xs.max(dim=1).values, ys.max(dim=1).values) >= size  # (draws,)
+    below = (ids < -size).any(dim=1)  # (draws,)
+    first_above = int(above.nonzero()[0]) if above.any() else len(ids)
+    first_below = int(below.nonzero()[0]) if below.any() else len(ids)
+    if first_below < first_above:
+        raise IndexError("list index out of range")
+    if first_above < len(ids):
+        return None
+    table = [ord(c) if len(c) == 1 else 0 for c in itos]
+    if 0 in table:  # a symbol numpy's strings cannot hold: spelled one by one
+        return ["".join(itos[i] for i in row) for row in ids.tolist()]
+    codes = np.asarray(table, dtype=np.uint32)[ids.numpy()]  # (draws, block_size) code points
+    return np.ascontiguousarray(codes).view(f"U{codes.shape[1]}").ravel().tolist()
+
+
+def _plan_problems(number: int, plan: dict, xs: torch.Tensor, ys: torch.Tensor, pooled: dict) -> list[str]:
     """The deterministic properties of every sample of one plan, and its truncation's reach."""
     block_size = plan["block_size"]
     vocab = CharCorruptionDatasetBase(plan["corpus"], block_size).vocab
@@ -212,12 +236,14 @@ def _plan_problems(number: int, plan: dict, xs: list[list[int]], ys: list[list[i
         if message not in problems:
             problems.append(message)
 
-    for idx, x, y in zip(plan["draws"], xs, ys):
-        if max(x + y) >= len(itos):
-            return ["x and y should hold indices of the dataset's vocabulary (stoi)"]
-        if x[1:] != y[:-1]:
+    texts = _spelled(xs, ys, itos)
+    if texts is None:
+        return ["x and y should hold indices of the dataset's vocabulary (stoi)"]
+    unshifted = (xs[:, 1:] != ys[:, :-1]).any(dim=1).tolist()  # (draws,)
+    for idx, text, off in zip(plan["draws"], texts, unshifted):
+        if off:
             fail("y should be x shifted left by one character (x[1:] == y[:-1])")
-        body = ("".join(map(itos.__getitem__, x)) + itos[y[-1]]).rstrip(PAD_CHAR)
+        body = text.rstrip(PAD_CHAR)
         if PAD_CHAR in body:
             fail("padding should appear only at the end of an example")
         parts = body.split(MASK_CHAR)
