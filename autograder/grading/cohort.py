@@ -94,7 +94,7 @@ TORCH_ON_FIRST_OPTIMIZER = "torch._dynamo"
 def grade_step(settings: Settings) -> Step:
     """The grade step's units: one student each, within the student's time budget and a memory limit."""
     return Step("grade", UnitLimits(seconds=settings.student_seconds + UNIT_MARGIN_SECONDS, memory_mb=UNIT_MEMORY_MB),
-                preload=("autograder.grading.grade", TORCH_ON_FIRST_OPTIMIZER))
+                preload=("autograder.grading.cohort", "autograder.grading.grade", TORCH_ON_FIRST_OPTIMIZER))
 
 
 def task_for(collected: Collected) -> Task:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from autograder.units.dask import Cluster, run_tasks
 from autograder.units.limits import UnitLimits
-from autograder.units.unit import PRELOADS, Outcome, failed, run_unit
+from autograder.units.unit import PRELOADS, Outcome, failed, pickled_work, run_pickled_unit, run_unit, unpickled
 
 Work = Callable[[int], tuple[Callable, tuple]]  # place -> (a module-level function, its picklable arguments)
 
@@ -48,14 +48,14 @@ def run_step(step: Step, places: Sequence[int], work: Work, cluster: Cluster | N
     if not places:
         return
     if cluster is not None and not cluster.serial:
-        def task(place: int) -> tuple[Callable, tuple]:
-            fn, args = work(place)
-            return run_unit, (fn, args, step.limits, step.preload)
+        def task(place: int) -> tuple[Callable, tuple]:  # pickled here, read in the unit: the worker imports none of it
+            return run_pickled_unit, (pickled_work(*work(place)), step.limits, step.preload)
 
         def lost(place: int, why: str) -> Outcome:
             return failed(f"its {step.name} task could not finish on Dask", why)
 
-        yield from run_tasks(places, task, lost, cluster, step.name)
+        for place, outcome in run_tasks(places, task, lost, cluster, step.name):
+            yield place, unpickled(outcome)
         return
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"unit-{step.name}") as pool:
         running = {}

@@ -60,3 +60,17 @@ def test_a_lost_scheduler_leaves_no_student_without_a_result(scheduler):
 def test_one_worker_without_a_scheduler_is_serial():
     """Does --workers 1 (and no scheduler) grade in this process, and anything else on Dask?"""
     assert Cluster(1).serial and not Cluster(2).serial and not Cluster(1, "tcp://host:8786").serial
+
+
+def test_a_worker_imports_nothing_of_the_step_only_its_units_do():
+    """On a local Dask cluster, does each unit import the step's modules (torch here) while the worker that asks for
+    it never does (it hands the work and the value on as bytes)?"""
+    import torch_work
+    from autograder.units.limits import UnitLimits
+    from autograder.units.stage import Step, outcomes
+
+    # (the fork server cannot preload a module of the tests folder: each unit imports torch, within this limit)
+    step = Step("maps", UnitLimits(seconds=120, memory_mb=3072))
+    found = outcomes(step, 2, lambda _: (torch_work.maps_torch, ()), Cluster(2))
+    assert all(o.ok for o in found), [o.failure for o in found]
+    assert [o.value for o in found] == [(True, False)] * 2
