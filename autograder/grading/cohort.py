@@ -45,8 +45,6 @@ from autograder.units.stage import Step, preload, run_step
 from course_lib import layout
 from course_lib.layout import REPO
 
-preload("autograder.grading.grade")  # the step's units import it: once, in the fork server
-
 CACHE_DIR = "results"  # in the --out folder: one JSON per graded student
 CACHE_FORMAT = 4  # bumped when the cache file's layout changes
 # what decides a grade besides the submission: the grader's and the course library's code, the bars,
@@ -84,17 +82,19 @@ class CohortRun:
 
 UNIT_MEMORY_MB = 3072  # one student's grade unit: the grader's code, torch, the answers it decodes (jobs have their own)
 UNIT_MARGIN_SECONDS = 120  # beyond the student's job budget: loading, judging, decoding the answers
-# what torch imports the first time an optimizer is made (torch.optim wraps its __init__ in torch._compile): each unit
-# that judges a training step did it again, 0.8 s a student, when the fork server had not. In the grade step's preload
-# (made by a grade command), not registered at import: every process that imports the grader (nbgrader's commands,
-# formgrader, the suite's many short ones) would start a fork server paying it for no grade unit
-TORCH_ON_FIRST_OPTIMIZER = "torch._dynamo"
+# what the step's units import, once, in the fork server: the task's module, the grading, and what torch imports the
+# first time an optimizer is made (torch.optim wraps its __init__ in torch._compile: 0.8 s of every unit that judges a
+# training step, measured, when the fork server had not). Registered when this module is imported, so the grade
+# command's own fork server, started by the collect step before any grading, has them too; a Dask worker, which never
+# imports this module, has them from the step. No nbgrader command imports this module (their fork servers need none)
+GRADE_PRELOAD = ("autograder.grading.cohort", "autograder.grading.grade", "torch._dynamo")
+preload(*GRADE_PRELOAD)
 
 
 def grade_step(settings: Settings) -> Step:
     """The grade step's units: one student each, within the student's time budget and a memory limit."""
     return Step("grade", UnitLimits(seconds=settings.student_seconds + UNIT_MARGIN_SECONDS, memory_mb=UNIT_MEMORY_MB),
-                preload=("autograder.grading.cohort", "autograder.grading.grade", TORCH_ON_FIRST_OPTIMIZER))
+                preload=GRADE_PRELOAD)
 
 
 def task_for(collected: Collected) -> Task:
