@@ -14,12 +14,12 @@ KILL_AFTER = 2.0  # seconds a task runs (its confined job under way) before its 
 
 @contextmanager
 def local_cluster(workers: int = 2):
-    """A local cluster of ``workers`` single-threaded worker processes; every file its processes (and their
-    jobs, even killed ones) write goes to a folder of its own, removed at the end."""
+    """A local cluster of ``workers`` single-threaded worker processes, as on a cluster of machines; every file its
+    processes (and their jobs, even killed ones) write goes to a folder of its own, removed at the end."""
     from autograder.units.dask import local_cluster as graders_cluster
 
     scratch = tempfile.mkdtemp(prefix="dask-test-")
-    cluster = graders_cluster(workers, scratch)  # the grader's own settings
+    cluster = graders_cluster(workers, scratch, processes=True)  # the grader's own settings, in processes
     try:
         yield cluster
     finally:

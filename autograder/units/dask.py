@@ -28,34 +28,41 @@ RETRIES = 1  # a student whose worker died under it is run once more, then marke
 POLL_SECONDS = 1.0  # how often the driver looks for free workers (a restarted one, a new one joining)
 
 
+WORKER_MEMORY_MB = 2048  # a local worker process (``processes``): past it Dask restarts it, its student retried
+
+
 @dataclass(frozen=True)
 class Cluster:
     """Where the students' tasks run."""
 
-    workers: int  # local Dask worker processes; 1 runs the units from this process, one student after another
+    # students graded at once on this machine (``local_cluster``: Dask workers that are threads of this process, each
+    # waiting on its student's unit); 1 runs the units from this process without Dask, one student after another
+    workers: int
     scheduler: str | None = None  # address of an existing Dask scheduler (tcp://host:8786); workers is then unused
-    # memory of each local worker process (Dask's nanny restarts a worker past it; the student it held gets one retry):
-    # a worker holds the grader's code and waits on its unit, whose own memory is UnitLimits'
-    worker_memory_mb: int = 2048
 
     @property
     def serial(self) -> bool:
         return self.workers <= 1 and not self.scheduler
 
 
-def local_cluster(workers: int, scratch: str, memory_mb: int = 2048):
-    """The grader's local Dask cluster: ``workers`` single-threaded worker processes of ``memory_mb`` each (a unit and
-    its confined jobs have limits of their own), the driver (not the scheduler) retrying a task whose worker died,
-    and every file its servers and workers write (a killed worker's job leaves its copy of a submission) in
-    ``scratch``."""
+def local_cluster(workers: int, scratch: str, processes: bool = False):
+    """The grader's local Dask cluster: ``workers`` single-threaded workers, the driver (not the scheduler) retrying a
+    task whose worker died, and every file its servers write in ``scratch``.
+
+    The grading commands' own (``--workers N``) are threads of the command: a worker only waits on its student's unit,
+    a process forked from the command's one fork server with the unit's own limits, so a worker process each would
+    only start and preload another fork server (2.7 s of CPU each, measured) for nothing. ``processes`` makes them
+    processes of ``WORKER_MEMORY_MB`` each, whose jobs write in ``scratch`` too, as on a cluster of machines (where a
+    worker can die: tests/dask_faults.py kills them)."""
     import dask
     from dask.distributed import LocalCluster
 
+    memory = {"memory_limit": WORKER_MEMORY_MB * 2 ** 20, "env": {"TMPDIR": scratch}} if processes else \
+        {"memory_limit": 0}  # (a thread's limit would be the whole command's memory; each unit has its own)
     # allowed-failures is read when the scheduler starts: 0, so Dask itself never retries (see the module docstring)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0, "temporary-directory": scratch}):
-        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, memory_limit=memory_mb * 2 ** 20,
-                            dashboard_address=None, local_directory=scratch, env={"TMPDIR": scratch},
-                            silence_logs=logging.ERROR)
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
+                            local_directory=scratch, silence_logs=logging.ERROR, **memory)
 
 
 def run_tasks(places: list[int], task: Callable[[int], tuple[Callable, tuple]], failed: Callable[[int, str], Result],
@@ -72,7 +79,7 @@ def run_tasks(places: list[int], task: Callable[[int], tuple[Callable, tuple]], 
         if cluster.scheduler:
             client = Client(cluster.scheduler)
         else:
-            local = local_cluster(cluster.workers, scratch, cluster.worker_memory_mb)
+            local = local_cluster(cluster.workers, scratch)
             client = Client(local)
         try:
             yield from _drive(client, places, task, failed, kind)

@@ -63,14 +63,16 @@ def test_one_worker_without_a_scheduler_is_serial():
 
 
 def test_a_worker_imports_nothing_of_the_step_only_its_units_do():
-    """On a local Dask cluster, does each unit import the step's modules (torch here) while the worker that asks for
-    it never does (it hands the work and the value on as bytes)?"""
+    """On a Dask cluster of worker processes, does each unit import the step's modules (torch here) while the worker
+    that asks for it never does (it hands the work and the value on as bytes)?"""
+    import dask_faults
     import torch_work
     from autograder.units.limits import UnitLimits
     from autograder.units.stage import Step, outcomes
 
     # (the fork server cannot preload a module of the tests folder: each unit imports torch, within this limit)
     step = Step("maps", UnitLimits(seconds=120, memory_mb=3072))
-    found = outcomes(step, 2, lambda _: (torch_work.maps_torch, ()), Cluster(2))
+    with dask_faults.local_cluster(workers=2) as cluster:
+        found = outcomes(step, 2, lambda _: (torch_work.maps_torch, ()), Cluster(2, cluster.scheduler_address))
     assert all(o.ok for o in found), [o.failure for o in found]
     assert [o.value for o in found] == [(True, False)] * 2
