@@ -1,4 +1,5 @@
-"""One student's ``nbgrader autograde``, as a child process of a grading task (``autograder.nbgrader_glue.autograde``).
+"""One student's ``nbgrader autograde``, in a child process of a grading task: ``autograder.nbgrader_glue.autograde``
+forks it from the student's unit and calls ``main``. By hand:
 
     python -m autograder.nbgrader_glue.one_student '{"assignment": "a5", "student": "S", "force": false,
                                         "submitted_directory": "collected", "db_url": null}'
