@@ -68,6 +68,18 @@ def serialize_gradebook_sessions(lock_path: str) -> None:
     api.Gradebook.__init__, api.Gradebook.close = __init__, close
 
 
+def _forget_singletons() -> None:
+    """Make this process's nbgrader app its only one: a process forked from one that ran another nbgrader app
+    (CollectApp, ...) holds that app as traitlets' singleton, and AutogradeApp.instance() would refuse to start."""
+    from traitlets.config import SingletonConfigurable
+
+    classes = [SingletonConfigurable]
+    while classes:
+        cls = classes.pop()
+        cls._instance = None
+        classes.extend(cls.__subclasses__())
+
+
 def main(argv: list[str]) -> None:
     die_with_parent(PARENT_VARIABLE)
     spec = json.loads(argv[0])
@@ -78,6 +90,7 @@ def main(argv: list[str]) -> None:
 
     from autograder.nbgrader_glue.setup import grading_problem
 
+    _forget_singletons()
     app = AutogradeApp.instance()
     app.initialize([])  # nbgrader's own start: logging, then the course's nbgrader_config.py
     problem = grading_problem(app.config)

@@ -75,6 +75,23 @@ def test_a_student_past_the_time_limit_is_stopped_with_a_reason(tmp_path):
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
 
 
+def test_a_student_starts_in_a_process_that_ran_another_nbgrader_app(tmp_path):
+    """Does a student's nbgrader, forked from a process holding another nbgrader app as traitlets' singleton (formgrader
+    and the suite run several in one process), still start and read the course's config?"""
+    from nbgrader.apps import CollectApp
+
+    (tmp_path / "submitted" / "ann" / "a5").mkdir(parents=True)
+    marker = tmp_path / "started"
+    (tmp_path / "nbgrader_config.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('read')\n"
+                                                 "raise SystemExit(0)\n")
+    CollectApp.instance()
+    try:
+        autograde_one("ann", _settings(tmp_path, "sqlite:///gradebook.db", timeout=60))
+    finally:
+        CollectApp.clear_instance()
+    assert marker.read_text() == "read"
+
+
 LOCK_HOLDER = """
 import sys, time
 from autograder.nbgrader_glue.one_student import serialize_gradebook_sessions
