@@ -26,8 +26,6 @@ from typing import TypeVar
 Result = TypeVar("Result")
 RETRIES = 1  # a student whose worker died under it is run once more, then marked
 POLL_SECONDS = 1.0  # how often the driver looks for free workers (a restarted one, a new one joining)
-
-
 WORKER_MEMORY_MB = 2048  # a local worker process (``processes``): past it Dask restarts it, its student retried
 
 

@@ -107,8 +107,8 @@ def _child(conn, work: tuple[Callable, tuple] | bytes, memory_mb: int, answer_by
     pickled too), send back ("ok", value, peak) or ("failed", reason, detail)."""
     _die_with_parent()
     torch = sys.modules.get("torch")  # preloaded: one thread, as in a Dask worker (its nanny sets OMP_NUM_THREADS=1):
-    if torch is not None:  # a unit's own tensor work is small, and units run side by side (threads of two units
-        torch.set_num_threads(1)  # spinning on two cores took a unit 3.2 s of CPU instead of 1.3 s, measured)
+    if torch is not None:  # a unit's own tensor work is small, and units run side by side (two grade units' threads
+        torch.set_num_threads(1)  # spinning on two cores took up to 3.2 s of CPU a unit; 0.55 s on one, measured)
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     soft = _address_space() + memory_mb * MB  # on top of the grader's code the fork server preloaded
     resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
