@@ -20,8 +20,10 @@ import json
 import os
 import sys
 import threading
+from pathlib import Path
 
 from autograder.confinement.isolation import die_with_parent
+from autograder.nbgrader_glue.zygote import NOTEBOOKS_VARIABLE
 
 LOCK_VARIABLE = "GRADEBOOK_LOCK"
 PARENT_VARIABLE = "AUTOGRADE_PARENT_PID"  # the grading task's pid, set by autograder.nbgrader_glue.autograde
@@ -105,6 +107,10 @@ def main(argv: list[str]) -> None:
         coursedir.db_url = spec["db_url"]
     if spec.get("force"):
         app.update_config(Config({"BaseConverter": {"force": True}}))
+    # for the student's sandbox (autograder.nbgrader_glue.zygote): one notebook is one kernel to preload for
+    handed_in = Path(coursedir.format_path(coursedir.submitted_directory, coursedir.student_id,
+                                           coursedir.assignment_id))
+    os.environ[NOTEBOOKS_VARIABLE] = str(sum(1 for _ in handed_in.glob("*.ipynb")))
     app.start()
 
 

@@ -39,6 +39,15 @@ READY_SECONDS = 120  # how long a launcher waits for a new server's imports
 MAX_SERVERS = 20  # servers a student's notebooks may kill before the supervisor gives up
 MAX_MESSAGE = 64 * 1024  # bytes of one line from the server in the sandbox (its lines are a few dozen bytes)
 SERVER_FILES = ("__init__.py", "nbgrader_glue/__init__.py", "nbgrader_glue/zygote_server.py")  # mounted with it
+# how many notebooks the student handed in, set by autograder.nbgrader_glue.one_student for the kernels nbgrader starts
+NOTEBOOKS_VARIABLE = "GRADING_NOTEBOOKS"
+
+
+def server_arguments(listen_fd: int) -> list[str]:
+    """The fork server's arguments: ``lean`` for a student of one notebook (one kernel: what only some notebooks
+    import is left to it), else every preload."""
+    lean = ["lean"] if os.environ.get(NOTEBOOKS_VARIABLE) == "1" else []
+    return [str(listen_fd), str(IDLE_SECONDS), *lean]
 
 
 def student_folder(parent_pid: int, cwd: Path) -> Path:
@@ -196,8 +205,8 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
         path = REPO / "autograder" / name
         mounts.read_only[str(path)] = str(path)
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
-    command = bwrap_argv([sys.executable, "-m", "autograder.nbgrader_glue.zygote_server", str(listener.fileno()),
-                          str(IDLE_SECONDS)], mounts, limits, chdir=str(cwd), env=env, as_pid_1=True)
+    command = bwrap_argv([sys.executable, "-m", "autograder.nbgrader_glue.zygote_server",
+                          *server_arguments(listener.fileno())], mounts, limits, chdir=str(cwd), env=env, as_pid_1=True)
     # the listening socket stays open here too: a server killed by a notebook is replaced on the same socket
     cpu_seconds = int(os.environ.get("GRADING_CPU_SECONDS", "1800"))
 

@@ -1,6 +1,6 @@
 """The fork server inside one student's grading sandbox: the kernel's heavy imports once, a fresh kernel per notebook.
 
-    python -m autograder.nbgrader_glue.zygote_server LISTEN_FD IDLE_SECONDS
+    python -m autograder.nbgrader_glue.zygote_server LISTEN_FD IDLE_SECONDS [lean]
 
 Started by ``autograder.nbgrader_glue.zygote`` (outside, as root) in the sandbox every kernel of
 one student runs in. It imports ipykernel, torch, numpy, matplotlib and course_lib once, then
@@ -9,8 +9,9 @@ only root can reach). Each request is one JSON line: ``{"start": CONNECTION_FILE
 kernel (a process of its own: a namespace no other notebook touched, only the imports shared)
 and answers ``{"pid": N}``; ``{"signal": S}`` passes an interrupt on to it; when the kernel
 ends the answer is ``{"exit": STATUS}``; when the requester's connection closes first the
-kernel is killed. With no kernel and no request for IDLE_SECONDS it exits. Imports only the
-standard library here (this file is mounted into the sandbox by itself).
+kernel is killed. With no kernel and no request for IDLE_SECONDS it exits. ``lean`` (a student
+who handed in one notebook: one kernel) leaves out the imports only some notebooks need. Imports
+only the standard library here (this file is mounted into the sandbox by itself).
 """
 from __future__ import annotations
 
@@ -32,17 +33,23 @@ PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy", "tor
            # what torch imports the first time an optimizer is made (torch.optim wraps its __init__ in torch._compile):
            # 0.8 s of every kernel whose notebook trains or checks a training step, no thread started
            "torch._dynamo")
+# what only some notebooks import (a training step's torch._dynamo, 0.9 s; pyplot, which grading's plots never draw,
+# 0.2 s): worth preloading for a student's several kernels, not for one kernel that may never import it
+SOME_NOTEBOOKS = ("matplotlib.pyplot", "torch._dynamo")
 
 
-def preload() -> None:
-    """Import what every notebook's first cells import, so each kernel starts with it done."""
+def preload(lean: bool = False) -> int:
+    """Import what every notebook's first cells import, so each kernel starts with it done (``lean``: only what
+    every notebook imports); how many modules that was."""
     import importlib
 
-    for name in PRELOAD:
+    names = [name for name in PRELOAD if not (lean and name in SOME_NOTEBOOKS)]
+    for name in names:
         try:
             importlib.import_module(name)
         except Exception as err:  # a kernel would meet the same error itself; the server goes on
             print(f"zygote: could not preload {name}: {type(err).__name__}", file=sys.stderr, flush=True)
+    return len(names)
 
 
 def run_kernel(connection_file: str) -> None:
@@ -175,8 +182,8 @@ def main(argv: list[str]) -> None:
     """Serve until idle (exit status 0: the supervisor then ends the student's sandbox)."""
     listen_fd, idle_seconds = int(argv[0]), float(argv[1])
     listener = socket.socket(fileno=listen_fd)
-    preload()
-    print(f"zygote: ready ({len(PRELOAD)} modules preloaded)", file=sys.stderr, flush=True)
+    count = preload(lean=argv[2:] == ["lean"])
+    print(f"zygote: ready ({count} modules preloaded)", file=sys.stderr, flush=True)
     Server(listener, idle_seconds).serve()
 
 

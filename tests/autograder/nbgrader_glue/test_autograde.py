@@ -92,6 +92,34 @@ def test_a_student_starts_in_a_process_that_ran_another_nbgrader_app(tmp_path):
     assert marker.read_text() == "read"
 
 
+def test_nbgraders_kernels_learn_how_many_notebooks_were_handed_in(tmp_path, monkeypatch):
+    """Does a student's nbgrader tell the kernels it starts how many notebooks the student handed in (the student's
+    sandbox preloads less for one), counting notebooks only?"""
+    import json
+
+    from nbgrader.apps.autogradeapp import AutogradeApp
+
+    from autograder.nbgrader_glue import one_student, setup
+    from autograder.nbgrader_glue.zygote import NOTEBOOKS_VARIABLE
+
+    folder = tmp_path / "submitted" / "ann" / "a5"
+    folder.mkdir(parents=True)
+    for name in ("02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb", "notes.txt"):
+        (folder / name).write_text("{}")
+    (tmp_path / "nbgrader_config.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(NOTEBOOKS_VARIABLE, "unset")  # put back as it was when the test ends
+    monkeypatch.setattr(setup, "grading_problem", lambda config: None)  # the confined kernel is test_kernel.py's
+    monkeypatch.setattr(one_student, "die_with_parent", lambda variable: None)  # (this is the test's process)
+    seen = []
+    monkeypatch.setattr(AutogradeApp, "start", lambda app: seen.append(os.environ[NOTEBOOKS_VARIABLE]))
+    try:
+        one_student.main([json.dumps({"assignment": "a5", "student": "ann", "submitted_directory": "submitted"})])
+    finally:
+        AutogradeApp.clear_instance()
+    assert seen == ["2"]
+
+
 LOCK_HOLDER = """
 import sys, time
 from autograder.nbgrader_glue.one_student import serialize_gradebook_sessions

@@ -360,3 +360,34 @@ def test_a_kernels_fd_writes_reach_the_notebook_not_the_hosts_log(kc, workdir):
     assert status_ == "ok" and out.count("x") >= 2 ** 22, len(out)
     log = zygote.student_folder(os.getpid(), workdir) / "supervisor.log"
     assert log.stat().st_size < 2 ** 16, log.stat().st_size
+
+
+@confined
+def test_a_one_notebook_students_sandbox_leaves_what_some_notebooks_import_to_its_kernel(
+        grading_config, kc, another_student, monkeypatch):
+    """Does the sandbox of a student who handed in one notebook (one kernel) skip preloading torch._dynamo, which only
+    a training step imports, while a student of several notebooks has it preloaded in every kernel?"""
+    from autograder.nbgrader_glue import zygote
+
+    code = "import sys\nprint(sorted(m for m in ('torch', 'torch._dynamo', 'matplotlib.pyplot') if m in sys.modules))"
+    assert _run(kc, code) == ("ok", "['matplotlib.pyplot', 'torch', 'torch._dynamo']\n")  # the module's sandbox
+    monkeypatch.setenv(zygote.NOTEBOOKS_VARIABLE, "1")  # as one_student sets it for nbgrader's kernels
+    km, client = _start(grading_config, another_student)
+    try:
+        assert _run(client, code) == ("ok", "['torch']\n")
+        assert _run(client, "import torch._dynamo\nprint('imported')") == ("ok", "imported\n")
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel()
+
+
+def test_the_server_is_lean_only_for_one_notebook(monkeypatch):
+    """Is the fork server told to be lean for a student of exactly one notebook, and for no other count?"""
+    from autograder.nbgrader_glue import zygote
+
+    for count, lean in (("1", True), ("2", False), ("8", False), ("0", False), (None, False)):
+        if count is None:
+            monkeypatch.delenv(zygote.NOTEBOOKS_VARIABLE, raising=False)
+        else:
+            monkeypatch.setenv(zygote.NOTEBOOKS_VARIABLE, count)
+        assert (zygote.server_arguments(7)[-1] == "lean") == lean, count
