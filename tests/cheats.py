@@ -1,7 +1,7 @@
 """Cheats that need no notebook of their own: run files a student could hand in that the course's code never makes.
 
-Used by tests/autograder/grading/test_audit.py (the audit retrains and flags them) and
-test_plausibility.py (the ceiling flags them without retraining).
+Trained once per test session by conftest.py's ``cheat_runs``, for tests/autograder/grading/test_audit.py (the audit
+retrains and flags them) and test_plausibility.py (the ceiling flags them without retraining).
 """
 from __future__ import annotations
 

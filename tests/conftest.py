@@ -110,6 +110,25 @@ def personal_smoke_runs(tmp_path_factory, world_dir, reference):
     return lambda student: _smoke_runs_with(personal_seed(student), tmp_path_factory, world_dir, reference)
 
 
+@pytest.fixture(scope="session")
+def cheat_runs(tmp_path_factory, world_dir, smoke_runs) -> Path:
+    """The seed-0 smoke run files with the vanilla pretrained run's params and predictions replaced by a model
+    finetuned on the test and dev questions (``cheats.trained_on_the_answers``): trained once per test session,
+    whichever worker asks first, never changed after (test_audit.py and test_plausibility.py copy them)."""
+    from filelock import FileLock
+
+    from cheats import trained_on_the_answers
+
+    folder = shared_folder(tmp_path_factory, "cheat-runs")
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / "done").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.copytree(smoke_runs, folder / "outputs")
+            trained_on_the_answers(folder / "outputs", world_dir)
+            (folder / "done").write_text("")
+    return folder / "outputs"
+
+
 # The test files whose module fixtures grade a whole cohort, slowest first. pytest-xdist's loadfile schedule hands
 # out files by their number of tests, so these few-test files came last and one worker ran the slowest alone at the
 # end of the suite; started first, on workers of their own, they overlap the rest.

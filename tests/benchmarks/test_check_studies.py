@@ -1,4 +1,5 @@
-"""Tests for the checks' studies (benchmarks/mutation_checks.py, check_false_rejection.py): do they still run?"""
+"""Tests for the checks' studies (benchmarks/mutation_checks.py, check_false_rejection.py, verdict_seeds.py): do
+they still run?"""
 from __future__ import annotations
 
 import importlib.util
@@ -28,3 +29,11 @@ def test_the_false_rejection_study_passes_the_reference(capsys):
     assert _module("check_false_rejection").main(["--checks", "03-span-public", "--seeds", "3"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^03-span-public +1 +3 +3 +0 ", out, re.M), out[-1500:]
+
+
+def test_the_verdict_study_runs_the_suites_table_on_its_seeds(capsys):
+    """Does verdict_seeds.py run test_verdicts.py's table on the seeds it is given (07 (a): the reference and one
+    wrong answer)?"""
+    assert _module("verdict_seeds").main(["--seeds", "3", "-k", "07-a-test", "--workers", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "3 seeds per answer" in out and re.search(r"\b2 passed", out), out[-1500:]

@@ -3,15 +3,16 @@
 Issue 40: ``final_tokens = 200 * len(pretrain_dataset) * 128`` passed whenever a check's toy world drew
 a block size of 128, so one unchanged submission scored 45, 52 and 48 on three gradings. Here each
 check of ``registry.CHECKS`` grades wrong submissions the way students write them (numbers of the handout
-typed in, the issue's mistakes) on 20 grading seeds, as ``autograder grade`` does (``one_check``), and
+typed in, the issue's mistakes) on 10 grading seeds, as ``autograder grade`` does (``one_check``), and
 must fail every one on every seed; the reference must pass on every seed (the span checks' right answers:
-benchmarks/check_false_rejection.py, over 1,000).
+benchmarks/check_false_rejection.py, over 1,000). ``benchmarks/verdict_seeds.py`` runs this file on 40 seeds.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
 import importlib.util
+import os
 import random
 import types
 from pathlib import Path
@@ -23,7 +24,9 @@ from autograder.checks import registry
 from autograder.grading import one_check
 from course_lib.model import GPT
 
-SEEDS = range(20)
+# issue 40's answers passed on 9 and 14 of 20 seeds: one that passes on 45% of seeds fails all 10 (and goes unseen)
+# with chance 0.55^10 = 0.25%; benchmarks/verdict_seeds.py sets VERDICT_SEEDS to run the same table on 40
+SEEDS = range(int(os.environ.get("VERDICT_SEEDS", "10")))
 
 
 def _module(name: str):
@@ -39,7 +42,7 @@ J = _module("test_judges")
 
 @pytest.fixture(scope="module")
 def graded(reference, tmp_path_factory):
-    """(grade_id, overrides) -> the verdict (passed?) on each of the 20 grading seeds, inputs made once per seed."""
+    """(grade_id, overrides) -> the verdict (passed?) on each grading seed of SEEDS, inputs made once per seed."""
     prepared = {}
     base = {k: v for k, v in vars(reference).items() if not k.startswith("__")}
 
@@ -157,13 +160,13 @@ def test_every_registered_check_has_wrong_answers_here():
 # benchmarks/check_false_rejection.py (FINDINGS.md), and test_judges.py grades them on a few
 @pytest.mark.parametrize("grade_id", [c.grade_id for c in registry.CHECKS if not c.grade_id.startswith("03")])
 def test_the_reference_passes_on_every_seed(graded, grade_id):
-    """Does the reference pass this check on each of 20 grading seeds?"""
+    """Does the reference pass this check on each grading seed?"""
     assert graded(grade_id, {}) == [True] * len(SEEDS)
 
 
 @pytest.mark.parametrize(("grade_id", "name"), [(g, n) for g, answers in WRONG.items() for n in answers])
 def test_a_wrong_answer_fails_on_every_seed(graded, grade_id, name):
-    """Does this wrong answer (a number of the handout typed in, or a mistake of issue 40) fail this check on each of
-    20 grading seeds, never passing by the luck of a draw?"""
+    """Does this wrong answer (a number of the handout typed in, or a mistake of issue 40) fail this check on each
+    grading seed, never passing by the luck of a draw?"""
     verdicts = graded(grade_id, WRONG[grade_id][name])
     assert verdicts == [False] * len(SEEDS), [seed for seed, passed in zip(SEEDS, verdicts) if passed]

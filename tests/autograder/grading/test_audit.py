@@ -24,7 +24,6 @@ from autograder.__main__ import main
 from autograder.checks.run_chains import CHAINS
 from course_lib.runs import RUNS
 
-from cheats import trained_on_the_answers
 from conftest import SOLUTIONS
 
 pytestmark = [pytest.mark.timeout(900),
@@ -57,7 +56,7 @@ def _forging(notebook, params) -> None:
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory, world_dir, world_answers, smoke_runs):
+def audited(tmp_path_factory, world_dir, world_answers, smoke_runs, cheat_runs):
     root = tmp_path_factory.mktemp("audit")
     submitted = root / "submitted"
     reference = submitted / "reference" / "a5"
@@ -69,8 +68,7 @@ def audited(tmp_path_factory, world_dir, world_answers, smoke_runs):
     kept = {"vanilla.finetune.params", "vanilla.pretrain.dev.predictions", "vanilla.pretrain.test.predictions",
             *(f"{run}.json" for run in CHAINS["vanilla_pretrain"])}  # its other runs' files are not handed in
     for name in kept:
-        shutil.copy(smoke_runs / name, cheat / "outputs" / name)
-    trained_on_the_answers(cheat / "outputs", world_dir)
+        shutil.copy(cheat_runs / name, cheat / "outputs" / name)
     forger = submitted / "forges_the_audit" / "a5"
     shutil.copytree(cheat, forger)
     _forging(forger / "04_pretrain_then_finetune.ipynb", forger / "outputs" / "vanilla.finetune.params")

@@ -13,7 +13,6 @@ from autograder.grading.audit import AuditSettings, sample
 from autograder.grading.plausibility import COURSE_REACH
 from autograder.grading.results import PartResult, SubmissionResult
 
-from cheats import trained_on_the_answers
 from conftest import SOLUTIONS
 
 CEILING = 0.05  # the smoke preset's ceiling on every split (bars.toml)
@@ -27,14 +26,13 @@ def _flags(out) -> list[dict]:
 @pytest.mark.timeout(900)
 @pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")
 def test_a_run_far_above_the_ceiling_is_flagged_without_the_audit(tmp_path, world_dir, world_answers,
-                                                                  personal_smoke_runs):
+                                                                  personal_smoke_runs, cheat_runs):
     """Is a model trained on the test questions, graded without --audit, flagged with its accuracy and the ceiling,
     its honest classmate not, and is the flag kept when a re-run reuses the kept results?"""
     submitted = tmp_path / "submitted"
-    for student in ("honest", "trained_on_test"):
+    for student, runs in (("honest", personal_smoke_runs("honest")), ("trained_on_test", cheat_runs)):
         shutil.copytree(SOLUTIONS, submitted / student / "a5")
-        shutil.copytree(personal_smoke_runs(student), submitted / student / "a5" / "outputs")
-    trained_on_the_answers(submitted / "trained_on_test" / "a5" / "outputs", world_dir)
+        shutil.copytree(runs, submitted / student / "a5" / "outputs")
     command = ["grade", str(submitted), "--out", str(tmp_path / "grades"), "--data-dir", str(world_dir),
                "--answers", str(world_answers), "--preset", "smoke", "--workers", "1"]
     for _ in range(2):  # the second grading reuses both kept results
