@@ -77,22 +77,30 @@ def shared_folder(tmp_path_factory, name: str) -> Path:
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
 
 
-def _smoke_runs_with(seed: int, tmp_path_factory, world_dir, reference) -> Path:
-    """The reference's run files (params, predictions, logs) in the smoke preset on the default world, trained with
-    ``seed``: once per test session, whichever worker asks first (the others wait on a lock), never changed after."""
+def _made_once(tmp_path_factory, name: str, make) -> Path:
+    """The folder ``name``/outputs that ``make(outputs)`` fills: once per test session, whichever worker asks first
+    (the others wait on a lock), never changed after."""
     from filelock import FileLock
 
-    from course_lib.runs import RUNS, run
-
-    folder = shared_folder(tmp_path_factory, f"smoke-runs-{seed}")
+    folder = shared_folder(tmp_path_factory, name)
     with FileLock(str(folder) + ".lock"):
         if not (folder / "done").is_file():
             shutil.rmtree(folder, ignore_errors=True)
-            for name in RUNS:
-                run(name, reference, preset="smoke", data_dir=world_dir, out_dir=folder / "outputs", seed=seed,
-                    progress=False)
+            make(folder / "outputs")
             (folder / "done").write_text("")
     return folder / "outputs"
+
+
+def _smoke_runs_with(seed: int, tmp_path_factory, world_dir, reference) -> Path:
+    """The reference's run files (params, predictions, logs) in the smoke preset on the default world, trained with
+    ``seed`` (``_made_once``)."""
+    from course_lib.runs import RUNS, run
+
+    def make(outputs: Path) -> None:
+        for name in RUNS:
+            run(name, reference, preset="smoke", data_dir=world_dir, out_dir=outputs, seed=seed, progress=False)
+
+    return _made_once(tmp_path_factory, f"smoke-runs-{seed}", make)
 
 
 @pytest.fixture(scope="session")
@@ -113,20 +121,15 @@ def personal_smoke_runs(tmp_path_factory, world_dir, reference):
 @pytest.fixture(scope="session")
 def cheat_runs(tmp_path_factory, world_dir, smoke_runs) -> Path:
     """The seed-0 smoke run files with the vanilla pretrained run's params and predictions replaced by a model
-    finetuned on the test and dev questions (``cheats.trained_on_the_answers``): trained once per test session,
-    whichever worker asks first, never changed after (test_audit.py and test_plausibility.py copy them)."""
-    from filelock import FileLock
-
+    finetuned on the test and dev questions (``cheats.trained_on_the_answers``), made once (``_made_once``):
+    test_audit.py and test_plausibility.py copy them."""
     from cheats import trained_on_the_answers
 
-    folder = shared_folder(tmp_path_factory, "cheat-runs")
-    with FileLock(str(folder) + ".lock"):
-        if not (folder / "done").is_file():
-            shutil.rmtree(folder, ignore_errors=True)
-            shutil.copytree(smoke_runs, folder / "outputs")
-            trained_on_the_answers(folder / "outputs", world_dir)
-            (folder / "done").write_text("")
-    return folder / "outputs"
+    def make(outputs: Path) -> None:
+        shutil.copytree(smoke_runs, outputs)
+        trained_on_the_answers(outputs, world_dir)
+
+    return _made_once(tmp_path_factory, "cheat-runs", make)
 
 
 # The test files whose module fixtures grade a whole cohort, slowest first. pytest-xdist's loadfile schedule hands
