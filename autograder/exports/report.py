@@ -73,7 +73,7 @@ def _read(path: Path):
             data = f.read(MAX_NOTEBOOK_BYTES + 1)
     finally:
         os.close(fd)
-    if bounded_json.count_values(data, bounded_json.MAX_VALUES) is None:
+    if not bounded_json.within(data, bounded_json.MAX_VALUES):
         return None, f"could not be read as a notebook (more than {bounded_json.MAX_VALUES:,} JSON values)"
     try:
         return nbformat.reads(data.decode("utf-8"), as_version=4), None

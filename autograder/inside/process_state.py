@@ -58,7 +58,11 @@ class ProcessState:
             warnings._filters_mutated()  # drops the decisions cached under the student's filters
         torch.set_default_dtype(self.default_dtype)
         torch.set_grad_enabled(self.grad_enabled)
-        torch.use_deterministic_algorithms(self.deterministic[0], warn_only=self.deterministic[1])
+        # only when a cell changed it: the setter imports torch._inductor and torch._dynamo (0.8 CPU-s a job), which a
+        # cell that called it has imported already
+        if (torch.are_deterministic_algorithms_enabled(),
+                torch.is_deterministic_algorithms_warn_only_enabled()) != self.deterministic:
+            torch.use_deterministic_algorithms(self.deterministic[0], warn_only=self.deterministic[1])
         torch.set_anomaly_enabled(self.anomaly)
         if torch.get_num_threads() != self.threads:
             torch.set_num_threads(self.threads)

@@ -79,7 +79,7 @@ def _refusal(filename: str) -> str | None:
     if size > MAX_NOTEBOOK_BYTES:
         return f"it is larger than {MAX_NOTEBOOK_BYTES // 2 ** 20} MB"
     with open(filename, "rb") as f:
-        if bounded_json.count_values(f.read(MAX_NOTEBOOK_BYTES + 1), bounded_json.MAX_VALUES) is None:
+        if not bounded_json.within(f.read(MAX_NOTEBOOK_BYTES + 1), bounded_json.MAX_VALUES):
             return f"it holds more than {bounded_json.MAX_VALUES:,} JSON values"
     return None
 

@@ -1,7 +1,11 @@
 """JSON a student wrote, parsed within a budget of values: a bomb of empty objects costs no more than its budget."""
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import unit_work
 from autograder.inside import bounded_json, wire
@@ -13,6 +17,25 @@ def test_values_are_counted_as_json_holds_them():
     """Does the count see every value (keys, strings with escaped quotes, numbers, literals, containers)?"""
     assert bounded_json.count_values(b'{"a": [1, 2.5e3, "x\\"y", null, true, {}]}', 100) == 9
     assert bounded_json.loads(b'{"a": [1, "x\\"y"]}') == {"a": [1, 'x"y']}
+
+
+# JSON documents whose strings hold the bytes the quick count looks for (commas, colons, brackets), escapes too
+_TEXT = st.text(st.sampled_from(list(',:[]{}"\\ aé\n')), max_size=12)
+_DOCUMENTS = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _TEXT,
+                          lambda inner: st.lists(inner, max_size=6) | st.dictionaries(_TEXT, inner, max_size=6),
+                          max_leaves=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_DOCUMENTS, st.integers(-3, 3), st.booleans())
+def test_the_quick_count_decides_as_the_full_count_does(document, offset, indent):
+    """For any JSON document (strings full of commas, colons and brackets included) and a budget around its count,
+    does ``within`` (which skips the full count when those bytes are few) accept exactly what the full count
+    accepts?"""
+    data = json.dumps(document, indent=2 if indent else None, ensure_ascii=False).encode("utf-8")
+    count = bounded_json.count_values(data, 10 ** 9)
+    limit = max(0, count + offset)
+    assert bounded_json.within(data, limit) == (bounded_json.count_values(data, limit) is not None) == (count <= limit)
 
 
 def test_a_bomb_of_empty_objects_is_refused_before_it_is_built():
