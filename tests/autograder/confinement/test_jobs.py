@@ -82,7 +82,9 @@ def test_processes_a_job_starts_die_with_it(tmp_path):
     os.chmod(marker, 0o777)
     # the job cannot see this folder; the process would have to outlive the job to matter at all
     child = "import time, os; os.setsid(); time.sleep(6); open('/tmp/x', 'w').write('alive')"
-    source = f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {child!r}])\nwhile True:\n    pass"
+    # then waits (sleeping: the CPU is the suite's; the spinning job is test_hanging_job_stops_at_the_time_limit's)
+    source = f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {child!r}])\nwhile True:\n" \
+             "    time.sleep(0.05)"
     before = {p for p in os.listdir("/proc") if p.isdigit()}
     job, _ = _probe(tmp_path, source, timeout=5)
     assert "time limit" in job.problem
@@ -150,7 +152,7 @@ def test_a_forged_answer_is_only_data(tmp_path):
 
 def test_jobs_leave_no_cgroup_behind(tmp_path):
     """Is each job's cgroup removed when it ends, even after a timeout?"""
-    _probe(tmp_path, "while True:\n    pass", timeout=3)
+    _probe(tmp_path, "import time\nwhile True:\n    time.sleep(0.05)", timeout=3)
     for controller in ("memory", "pids"):
         parent = confinement.CGROUP_ROOT / controller / confinement.CGROUP_PARENT
         if parent.is_dir():
