@@ -4,10 +4,11 @@ Python's ``json`` builds every value of a document at once, and the smallest val
 most: 48 MB of empty objects became 2.6 GB of dicts (about 54 bytes per byte). So a document's
 values (objects, arrays, strings, numbers, literals) are counted first, and only a document
 within the budget is parsed: a bound from the bytes every value but the first follows (``within``)
-when that suffices, else one regular expression run over the bytes that stops at the budget. Any value costs at most about 100 bytes once built, so a parse takes at most the
-document (and its text) plus ``max_values`` times that: a notebook of the course's 20 MB cap
-within 1,000,000 values stays under about 150 MB whatever it holds (nbformat's validation on
-top of it: under 1 GB, measured in benchmarks/unit_memory.py). Nesting deeper than
+when that suffices, else one regular expression run over the bytes that stops at the budget. Any
+value costs at most about 100 bytes once built, so a parse takes at most the document (and its
+text) plus ``max_values`` times that: a notebook of the course's 20 MB cap within 1,000,000
+values stays under about 150 MB whatever it holds (nbformat's validation on top of it: under
+1 GB, measured in benchmarks/unit_memory.py). Nesting deeper than
 Python's recursion limit is refused as too deep (``json``'s own check). Standard library only (the
 wire's ``loads`` uses it, and ``inside`` is what the sandbox can import).
 """
@@ -40,8 +41,8 @@ def count_values(data: bytes, limit: int) -> int | None:
 def within(data: bytes, limit: int) -> bool:
     """Does ``data`` hold at most ``limit`` values? Every value but the first follows a ``[``, ``{``, ``,`` or ``:``
     (json's own parser builds none that does not), so when those bytes are few, anywhere, the answer is yes without
-    the regular expression's pass (a job's answer of tensors, mostly base64, has a few hundred: its count took 60 ms
-    a check); the expression counts the rest."""
+    the regular expression's pass (a job's answer of tensors, mostly base64, has a few hundred: its count took 60 to
+    90 ms a span check); the expression counts the rest."""
     if 1 + sum(data.count(c) for c in (b",", b":", b"[", b"{")) <= limit:
         return True
     return count_values(data, limit) is not None
