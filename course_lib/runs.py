@@ -24,50 +24,13 @@ from .device import pick_device, seed_everything, set_threads
 from .evaluation import accuracy, predict_places, write_predictions
 from .model import GPTConfig
 from .presets import Preset, get_preset
+from .run_specs import RUNS, RunSpec  # noqa: F401 (the table lives there, torch-free; read here by name)
 from .trainer import TrainerConfig
 
 # the original file names and the default folders live in course_lib.layout; runs reads them from there
 WIKI, TRAIN, DEV, TEST_INPUTS = layout.WIKI, layout.TRAIN, layout.DEV, layout.TEST_INPUTS
 DEFAULT_DATA_DIR, DEFAULT_OUT_DIR = layout.DEFAULT_DATA_DIR, layout.DEFAULT_OUT_DIR
 
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One line of the original run.sh."""
-
-    function: str  # "pretrain", "finetune" or "evaluate"
-    variant: str  # "vanilla" or "synthesizer"
-    writes: str | None = None  # params file written (train runs)
-    reads: str | None = None  # params file read (finetune after pretraining, evaluate)
-    eval_corpus: str | None = None  # questions to answer (evaluate)
-    outputs: str | None = None  # predictions file written (evaluate)
-
-
-RUNS: dict[str, RunSpec] = {
-    "vanilla_finetune_without_pretrain": RunSpec("finetune", "vanilla", writes="vanilla.model.params"),
-    "vanilla_eval_dev_without_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.model.params", eval_corpus=DEV, outputs="vanilla.nopretrain.dev.predictions"),
-    "vanilla_eval_test_without_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.model.params", eval_corpus=TEST_INPUTS,
-        outputs="vanilla.nopretrain.test.predictions"),
-    "vanilla_pretrain": RunSpec("pretrain", "vanilla", writes="vanilla.pretrain.params"),
-    "vanilla_finetune_with_pretrain": RunSpec(
-        "finetune", "vanilla", reads="vanilla.pretrain.params", writes="vanilla.finetune.params"),
-    "vanilla_eval_dev_with_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.finetune.params", eval_corpus=DEV, outputs="vanilla.pretrain.dev.predictions"),
-    "vanilla_eval_test_with_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.finetune.params", eval_corpus=TEST_INPUTS,
-        outputs="vanilla.pretrain.test.predictions"),
-    "synthesizer_pretrain": RunSpec("pretrain", "synthesizer", writes="synthesizer.pretrain.params"),
-    "synthesizer_finetune_with_pretrain": RunSpec(
-        "finetune", "synthesizer", reads="synthesizer.pretrain.params", writes="synthesizer.finetune.params"),
-    "synthesizer_eval_dev_with_pretrain": RunSpec(
-        "evaluate", "synthesizer", reads="synthesizer.finetune.params", eval_corpus=DEV,
-        outputs="synthesizer.pretrain.dev.predictions"),
-    "synthesizer_eval_test_with_pretrain": RunSpec(
-        "evaluate", "synthesizer", reads="synthesizer.finetune.params", eval_corpus=TEST_INPUTS,
-        outputs="synthesizer.pretrain.test.predictions"),
-}
 
 # the parts of the student contract (course_lib.contract) each kind of run calls
 REQUIRED = {

@@ -1,6 +1,7 @@
 """Checks: every graded part of the course, once: its points, fresh inputs, probe and judge.
 
-Owns the table of checks and run parts (``registry``), the hidden checks' inputs and judges
+Owns the table of checks and run parts (``registry``; the run parts by name alone, without
+torch, for the steps that only read files: ``run_files``), the hidden checks' inputs and judges
 (``hidden``, ``hidden_twins``: they also run in nbgrader's grading kernel, so they import only
 course_lib), the numeric twins' judges on the solution's given values (``judges``), the runs'
 pass bars and audit tolerances (``bars``, ``bars.toml``), which training runs make each run

@@ -18,7 +18,8 @@ import torch
 from autograder.checks import hidden as hidden_checks
 from autograder.checks import judges
 from course_lib import check_inputs, checks, twin_checks
-from course_lib.runs import RUNS
+from autograder.checks.run_files import (  # noqa: F401 (read from here too, by the checks' users)
+    RUN_CELLS, RUN_FILES, RUN_LOGS, RUN_PARTS, RunPart)
 
 
 @dataclass(frozen=True)
@@ -111,51 +112,10 @@ CHECKS: tuple[Check, ...] = (
 BY_ID = {c.grade_id: c for c in CHECKS}
 
 
-@dataclass(frozen=True)
-class RunPart:
-    """One training run's graded files; scored on what the grader's own decoding of its params answers."""
-
-    name: str  # e.g. "vanilla_pretrain" (bars.toml's key)
-    params: str  # the params file evaluated
-    dev: str  # the dev predictions file
-    test: str  # the test predictions file
-    attention: str  # "vanilla" or "synthesizer": which trusted layer decodes the params
-    needs: tuple[str, ...]  # grade_ids whose code the run depends on: all must pass for any points
-    notebook: str  # the notebook (without .ipynb) whose run cells hold its points in nbgrader's gradebook
-    dev_run: str  # course_lib.runs name of the dev evaluation (what its run cell checks)
-    test_run: str  # course_lib.runs name of the test evaluation
-
-    def cell(self, split: str) -> str:
-        """grade_id of the nbgrader cell that holds the points of one split ("dev" or "test"):
-        "02-run-dev", ..."""
-        return f"{self.notebook[:2]}-run-{split}"
-
-
-def _run_part(name: str, train_run: str, dev_run: str, test_run: str, attention: str, needs,
-              notebook: str) -> RunPart:
-    return RunPart(name, RUNS[train_run].writes, RUNS[dev_run].outputs, RUNS[test_run].outputs, attention, needs,
-                   notebook, dev_run, test_run)
-
-
-def _checks_of(*notebooks: str) -> tuple[str, ...]:
-    """Every check, public and hidden, of the notebooks (by number) whose code a run runs."""
-    return tuple(c.grade_id for c in CHECKS if c.notebook[:2] in notebooks)
-
-
-RUN_PARTS: tuple[RunPart, ...] = (
-    _run_part("vanilla_nopretrain", "vanilla_finetune_without_pretrain", "vanilla_eval_dev_without_pretrain",
-              "vanilla_eval_test_without_pretrain", "vanilla", _checks_of("02"), "02_finetune_without_pretraining"),
-    _run_part("vanilla_pretrain", "vanilla_finetune_with_pretrain", "vanilla_eval_dev_with_pretrain",
-              "vanilla_eval_test_with_pretrain", "vanilla", _checks_of("02", "03", "04"), "04_pretrain_then_finetune"),
-    _run_part("synthesizer_pretrain", "synthesizer_finetune_with_pretrain", "synthesizer_eval_dev_with_pretrain",
-              "synthesizer_eval_test_with_pretrain", "synthesizer", _checks_of("02", "03", "04", "05"),
-              "05_synthesizer"),
-)
-RUN_FILES = tuple(sorted({n for p in RUN_PARTS for n in (p.params, p.dev, p.test)}))
-# every named run's log: the notebooks' run cells show them while grading, the audit reads the seeds from them
-RUN_LOGS = frozenset(f"{run}.json" for run in RUNS)
-# "<run part>/<split>" (a PartResult's part) -> (notebook, grade_id) of the run cell holding its points in nbgrader
-RUN_CELLS = {f"{p.name}/{split}": (p.notebook, p.cell(split)) for p in RUN_PARTS for split in ("dev", "test")}
+def needs(part: RunPart) -> tuple[str, ...]:
+    """grade_ids a run part's points depend on: every check, public and hidden, of the notebooks whose code its
+    runs run; all must pass for any points."""
+    return tuple(c.grade_id for c in CHECKS if c.notebook[:2] in part.code_of)
 
 
 def code_points() -> float:

@@ -1,13 +1,13 @@
 """Which training runs make each run part's params, and the run logs that record their random seeds.
 
-A run part is graded on one params file (``registry.RUN_PARTS``); the named runs of
+A run part is graded on one params file (``run_files.RUN_PARTS``); the named runs of
 ``course_lib.runs`` say which run writes it and what that run reads, back to the first
 training run. The audit retrains that chain, with the seeds the chain's run logs record.
 """
 from __future__ import annotations
 
-from autograder.checks.registry import RUN_PARTS, RunPart
-from course_lib.runs import RUNS
+from autograder.checks.run_files import RUN_PARTS, RunPart
+from course_lib.run_specs import RUNS
 
 
 def training_chain(part: RunPart) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.checks.registry import (
+from autograder.checks.run_files import (
     RUN_FILES,  # the run files graded: params and predictions of each run part
     RUN_LOGS,  # every run's log: shown by the run cells while grading, the seeds the audit retrains with
 )
@@ -372,7 +372,8 @@ def _check_assignment(assignment: str) -> None:
 
 # one student's collect: listing up to 2,000 entries a folder and copying at most 200 MB; a copy is made of the
 # grader's own bytes (no student code runs), so the memory is the listing's and the prints' (bounded JSON)
-COLLECT = Step("collect", UnitLimits(seconds=120, memory_mb=1024), preload=("autograder.collecting.collect",))
+# torch for the params' sketches (run_prints), loaded once by the fork server, not by the command that starts it
+COLLECT = Step("collect", UnitLimits(seconds=120, memory_mb=1024), preload=("autograder.collecting.collect", "torch"))
 
 
 def collect_one(submitted: str, name: str, assignment: str, dest: str, limits: Limits, wanted: Wanted) -> Collected:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.checks.registry import RUN_PARTS
+from autograder.checks.run_files import RUN_PARTS
 from autograder.checks.run_chains import CHAINS
 from autograder.collecting.prints import Prints
 from autograder.collecting.run_prints import LINE_HASH, SKETCH_WIDTH, hash_answers, trimmed

@@ -22,10 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from autograder.inside import bounded_json
-from course_lib.checkpoint import strip_wrappers
 from course_lib.data_files import read_predictions
 
 SKETCH_WIDTH = 128  # buckets of one tensor's sketch: two unrelated tensors' cosine has a spread of about 1/sqrt(128)
@@ -70,6 +68,8 @@ def weight_pattern() -> re.Pattern:
 
 def _sketch(name: str, values) -> bytes:
     """The count sketch of one tensor (flattened, less its mean), float32 bytes."""
+    import torch
+
     flat = values.detach().reshape(-1).to(torch.float64)
     flat = flat - flat.mean()
     generator = torch.Generator().manual_seed(int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big") >> 1)
@@ -96,6 +96,11 @@ def _loadable(path: Path) -> bool:
 
 def sketch_params(path: Path) -> ParamsSketch | None:
     """The sketch of a params file's weight matrices; None when it holds no state_dict of tensors or no weights."""
+    import torch  # here, not at the top: the command that starts the collect units never needs it (their fork server
+    # preloads it: COLLECT's preload)
+
+    from course_lib.checkpoint import strip_wrappers
+
     try:
         if not _loadable(path):
             return None

@@ -16,7 +16,7 @@ student's row with the reason.
 When ``autograder grade`` has written its ``reasons.json`` (the score of record, which
 ``--gradebook`` put into the gradebook), a cell it judged takes its reason from there: the
 hidden checks (which nbgrader's kernel never judges) and the run cells
-(``registry.RUN_CELLS``) included. Without that file the run cells are not explained here.
+(``run_files.RUN_CELLS``) included. Without that file the run cells are not explained here.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.checks.registry import RUN_CELLS
+from autograder.checks.run_files import RUN_CELLS
 from autograder.collecting.safe_files import shown
 from autograder.exports.csv_safe import write_csv
 from autograder.exports.reasons import bounded, error_type

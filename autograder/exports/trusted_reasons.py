@@ -2,7 +2,7 @@
 
 ``autograder grade`` writes ``reasons.json`` (student -> every part's points, maximum and
 reason, in the grader's own words). A check's part is its nbgrader grade_id; a run split's
-part (``vanilla_pretrain/dev``) has a run cell of its own (``registry.RUN_CELLS``). This reads
+part (``vanilla_pretrain/dev``) has a run cell of its own (``run_files.RUN_CELLS``). This reads
 that file back, keyed the way nbgrader's notebooks are: student -> grade_id -> (points, max,
 reason). The file is the grader's (no student writes it); an absent or unreadable one is empty.
 """
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.checks.registry import RUN_CELLS
+from autograder.checks.run_files import RUN_CELLS
 
 
 @dataclass(frozen=True)

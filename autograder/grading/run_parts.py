@@ -76,7 +76,7 @@ def _missing(name: str, notes: dict[str, str]) -> str:
 
 def _run_problem(folder, part, pred_name, split, passed, job, decoded, gold, settings, notes):
     """A reason string when the split cannot score, else (the grader's answers, a note)."""
-    missing = [g for g in part.needs if g not in passed]
+    missing = [g for g in registry.needs(part) if g not in passed]
     if missing:
         return f"the code this run depends on has to pass first: {', '.join(missing)}"
     pred_path = folder / OUTPUTS / pred_name

@@ -66,8 +66,8 @@ class BoundedHTMLExporter(HTMLExporter):
 
 
 PAGE_ANSWER_MB = 256  # a page's HTML: a notebook within the 20 MB cap, its images inlined, escaped
-# what a page's unit imports, once, in the fork server (TrustedReasons' reasons import the checks' registry, and so
-# torch: a second per page otherwise); a module not installed (a gradebook driver) is skipped
+# what a page's unit imports, once, in the fork server (nbgrader's preprocessors and gradebook, the trusted reasons:
+# about a second per page otherwise); a module not installed (a gradebook driver) is skipped
 PAGE_PRELOAD = ("autograder.nbgrader_glue.feedback", "autograder.exports.trusted_reasons", "nbgrader.preprocessors",
                 "nbgrader.api", "sqlalchemy.dialects.postgresql.psycopg2", "sqlalchemy.dialects.sqlite.pysqlite")
 preload(*PAGE_PRELOAD)  # whichever step of this process starts the fork server
