@@ -1,7 +1,7 @@
 """Which training runs make each run part's params, and the run logs that record their random seeds.
 
 A run part is graded on one params file (``run_files.RUN_PARTS``); the named runs of
-``course_lib.runs`` say which run writes it and what that run reads, back to the first
+``course_lib.run_specs`` say which run writes it and what that run reads, back to the first
 training run. The audit retrains that chain, with the seeds the chain's run logs record.
 """
 from __future__ import annotations
