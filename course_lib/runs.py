@@ -24,7 +24,7 @@ from .device import pick_device, seed_everything, set_threads
 from .evaluation import accuracy, predict_places, write_predictions
 from .model import GPTConfig
 from .presets import Preset, get_preset
-from .run_specs import RUNS, RunSpec  # noqa: F401 (the table lives there, torch-free; read here by name)
+from .run_specs import RUNS, RunSpec  # the table, torch-free for the grader's readers of run files
 from .trainer import TrainerConfig
 
 # the original file names and the default folders live in course_lib.layout; runs reads them from there
