@@ -1,5 +1,5 @@
-"""``python -m autograder grade SUBMITTED_DIR --out DIR``: grade every submission in an nbgrader submitted/ folder
-(and ``autograde``, ``report``, ``bundle``, ``similarity``: see ``--help``)."""
+"""``python -m autograder grade SUBMITTED_DIR --out DIR``: grade every submission in an nbgrader
+submitted/ folder (and ``autograde``, ``report``, ``bundle``, ``similarity``: see ``--help``)."""
 from __future__ import annotations
 
 import argparse
@@ -21,8 +21,9 @@ def _cluster_options(parser: argparse.ArgumentParser, done: str) -> None:
                         help="use an existing Dask cluster (e.g. tcp://host:8786) instead of a local one")
 
 
-@kept_by_owner  # as root in the instructor's course folder: what the command wrote there stays the instructor's
+@kept_by_owner  # as root in the instructor's course folder: what it writes stays the instructor's
 def main(argv: list[str] | None = None) -> int:
+    """The command line; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     grade = sub.add_parser("grade", help="grade a submitted/ folder")
@@ -100,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--reasons", default=None,
                         help="autograder grade's reasons.json, whose reasons explain the cells it judged (default: "
                              "COURSE/grades/reasons.json when it exists)")
-    bundle = sub.add_parser("bundle", help="the student copy: a fresh release, course_lib and the course's data, zipped")
+    bundle = sub.add_parser("bundle",
+                            help="the student copy: a fresh release, course_lib and the course's data, zipped")
     bundle.add_argument("--out", default="dist", help="folder for the student folder and its zip")
     bundle.add_argument("--data-dir", default=None,
                         help="the course's student data (wiki.txt and the question files, never the answers): the "
@@ -118,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
     similar.add_argument("--assignment", default=layout.ASSIGNMENT)
     similar.add_argument("--release", default=None, help="the release notebooks (default: notebooks/ASSIGNMENT)")
-    args = absolute_paths(parser.parse_args(argv))  # relative paths: against the folder the command runs in
+    args = absolute_paths(parser.parse_args(argv))  # relative paths mean the folder it runs in
     if args.command == "similarity":
         return _similarity(args)
     if args.command == "report":
@@ -149,7 +151,7 @@ def _preset_problem(preset: str, dataset: str | None = None) -> str | None:
 
 
 def _refuse_unconfined(problem: str | None, unconfined: bool, what: str) -> int | None:
-    """Exit status 2 with one line when confinement is missing and not waived; a warning when waived."""
+    """Exit status 2 and a line when confinement is missing and not waived; a warning if waived."""
     if problem and not unconfined:
         print(f"error: refusing to {what}: submission code cannot be confined here: {problem}. Grade as root on "
               "Linux with bubblewrap and cgroups (docs/grading.md), or pass --unconfined to accept the risk.",
@@ -164,9 +166,9 @@ def _refuse_unconfined(problem: str | None, unconfined: bool, what: str) -> int 
 def _grade(args) -> int:
     from autograder import confinement
     from autograder.confinement import Limits
-    from autograder.units.dask import Cluster
     from autograder.grading.folder import grade_folder, summary_table
     from autograder.grading.results import settings_for
+    from autograder.units.dask import Cluster
 
     submitted, data_dir, answers = Path(args.submitted), Path(args.data_dir), Path(args.answers)
     for path, what in ((submitted, "the submitted/ folder"),
@@ -229,12 +231,12 @@ def _grade(args) -> int:
     return 0
 
 def _course_source(course: Path, assignment: str) -> Path:
-    """The assignment's source folder as the course's nbgrader_config.py names it (nbgrader's default: source/)."""
+    """The assignment's source folder as the course's nbgrader_config.py names it (or source/)."""
     from traitlets.config.loader import PyFileConfigLoader
 
     try:
         config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    except Exception:  # absent or broken: nbgrader's default (a broken one is refused on its own, in one line)
+    except Exception:  # absent or broken: nbgrader's default (nbgrader refuses a broken one itself)
         config = None
     source = config.CourseDirectory.get("source_directory") if config is not None else None
     return course / (source or "source") / assignment
@@ -243,10 +245,9 @@ def _course_source(course: Path, assignment: str) -> Path:
 def _autograde(args) -> int:
     from autograder import confinement
     from autograder.collecting.flags import cohort_flags
-    from autograder.collecting.safe_files import shown
     from autograder.collecting.near_copies import dev_gold
+    from autograder.collecting.safe_files import shown
     from autograder.exports.csv_safe import write_csv
-    from autograder.units.dask import Cluster
     from autograder.nbgrader_glue.autograde import (
         AutogradeSettings,
         autograde_cohort,
@@ -254,6 +255,7 @@ def _autograde(args) -> int:
         course_db_url,
         write_log,
     )
+    from autograder.units.dask import Cluster
 
     course, data_dir = Path(args.course).resolve(), Path(args.data_dir).resolve()
     for path, what in ((course / "submitted", "the course's submitted/ folder"),
@@ -282,7 +284,7 @@ def _autograde(args) -> int:
         print(f"error: refusing to autograde: {problem}", file=sys.stderr)
         return 2
     cohort = collect_course(course, args.assignment, args.student)
-    for folder in cohort.refused:  # said before any grading starts; these folders are not autograded
+    for folder in cohort.refused:  # said before any grading starts; these are not autograded
         print(f"refused: 'submitted/{folder.shown}' cannot be a student id: {folder.why}", file=sys.stderr)
     flags = cohort_flags(cohort.students, args.assignment, _course_source(course, args.assignment),
                          gold=dev_gold(data_dir))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to a partial file beside ``path``, then move it over ``path`` in one step."""
+    """Write ``text`` (UTF-8) to a partial file beside ``path``, then move it over ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}")

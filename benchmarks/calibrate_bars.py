@@ -5,8 +5,8 @@
     python benchmarks/calibrate_bars.py --variant nopretrain --seeds 0,1,2,3,4 --jobs 2
 
 Runs one variant's pretrain -> finetune -> dev and test evaluation (``nopretrain``: the
-vanilla model finetuned without pretraining) with the reference notebooks once per seed (a student's own initialisation order draws a
-different stream, so a bar has to hold across seeds, not for seed 0 alone), then
+vanilla model finetuned without pretraining) with the reference notebooks once per seed (a student's own
+initialisation order draws a different stream, so a bar has to hold across seeds, not for seed 0 alone), then
 prints each seed's dev and test accuracy beside the bars in autograder/checks/bars.toml.
 With --jobs 2 two seeds train at once on one thread each. Runs go to --out/seedN.
 Test accuracy is scored against --answers (grader-only); without it, against the data
@@ -24,18 +24,18 @@ from pathlib import Path
 
 from autograder.checks.bars import load_bars
 from course_lib.data_files import read_birth_places
-from course_lib.evaluation import accuracy
+from course_lib.gpt.evaluation import accuracy
 from course_lib.layout import DEFAULT_DATA_DIR, DEFAULT_OUT_DIR, SOLUTIONS_DIR, TEST_ANSWERS, TEST_INPUTS
 from course_lib.presets import get_preset, with_overrides
 from course_lib.runs import run
 from course_lib.world import write_world
 
-
 # variant -> (its runs before the dev evaluation, its dev evaluation, its test predictions, its run part in bars.toml)
 VARIANTS = {
     "vanilla": (("vanilla_pretrain", "vanilla_finetune_with_pretrain", "vanilla_eval_test_with_pretrain"),
                 "vanilla_eval_dev_with_pretrain", "vanilla.pretrain.test.predictions", "vanilla_pretrain"),
-    "synthesizer": (("synthesizer_pretrain", "synthesizer_finetune_with_pretrain", "synthesizer_eval_test_with_pretrain"),
+    "synthesizer": (("synthesizer_pretrain", "synthesizer_finetune_with_pretrain",
+                     "synthesizer_eval_test_with_pretrain"),
                     "synthesizer_eval_dev_with_pretrain", "synthesizer.pretrain.test.predictions",
                     "synthesizer_pretrain"),
     "nopretrain": (("vanilla_finetune_without_pretrain", "vanilla_eval_test_without_pretrain"),

@@ -7,14 +7,14 @@
 Each check that samples (the span corruption checks draw the student's random
 lengths and positions; the synthesizer checks draw dropout masks and random weights)
 states in its docstring the probability that a right answer fails it, each <= 1e-9
-(course_lib.span_checks.span_problems, course_lib.synth_checks.synthesizer_public_problems,
+(course_lib.checks.span.span_problems, course_lib.checks.synth.synthesizer_public_problems,
 autograder.checks.hidden._dropout_problems). The glue checks compare with a tolerance
 (02-glue-pretrained: train() against the judge's own trainer step), and the numeric
 twins of 08 call the student's functions at drawn sizes: their verdict on a right
 answer must not depend on the seed either. This benchmark measures it: the
 reference solution, and with ``--answers all`` the right answers written other ways
-that tests/autograder/checks/test_judges.py and tests/course_lib/test_twin_checks.py
-keep, are graded exactly as ``autograder grade`` grades them
+that the tests of each graded part (tests/course_lib/checks: test_glue.py, test_span.py,
+test_synth.py, test_twins.py) keep, are graded exactly as ``autograder grade`` grades them
 (``autograder.grading.one_check``) on grading seeds 0..N-1, each seed drawing that
 check's inputs afresh. It prints every failure (check, answer, seed, reason:
 ``--seed`` in the check's notebook cell replays it) and the time taken. With a bound
@@ -39,25 +39,25 @@ sys.path.insert(0, str(ROOT))
 from autograder.checks import registry  # noqa: E402
 from autograder.grading.one_check import grade_check  # noqa: E402
 from course_lib.layout import SOLUTIONS_DIR  # noqa: E402
-from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
+from course_lib.loader.load import load_notebooks, notebook_paths  # noqa: E402
 
 # grade_id -> the part a variant replaces; the checks that sample something (the student's draws, dropout masks)
 SAMPLING = {"03-span-public": "CharCorruptionDataset", "03-span-hidden": "CharCorruptionDataset",
             "05-synthesizer-public": "SynthesizerAttention", "05-synthesizer-equivalence": "SynthesizerAttention"}
 # the glue checks: nothing sampled, but drawn worlds and a tolerance (a trainer step compared with the judge's)
 GLUE = ("02-glue-config", "02-glue-pretrained", "04-pretrain-config", "05-synthesizer-model")
-JUDGES_TESTS = ROOT / "tests" / "autograder" / "checks" / "test_judges.py"
+PART_TESTS = ROOT / "tests" / "course_lib" / "checks"  # each graded part's tests (test_glue.py ...): their answers
 # The numeric twins that draw from the grading seed (session twins-07-08): 08 (a) calls permuted_output on fresh
 # (P, X), 08 (b) calls position_embeddings at fresh sizes. The 07 twins sample nothing: their verdict does not
-# depend on the seed (tests/course_lib/test_twin_checks.py::test_07_checks_sample_nothing), so there is nothing
+# depend on the seed (tests/course_lib/checks/test_twins.py::test_07_checks_sample_nothing), so there is nothing
 # to measure. Their right answers in other forms come from that test file's families.
 TWIN_SEEDED = ("08-a-test", "08-b-test", "08-b-hidden")
 
 
 def twin_variants(grade_id: str) -> dict[str, dict]:
-    """name -> the definitions a right answer of this twin replaces (test_twin_checks.py's right answers)."""
+    """name -> the definitions a right answer of this twin replaces (test_twins.py's right answers)."""
     sys.path.insert(0, str(ROOT / "tests"))
-    spec = importlib.util.spec_from_file_location("twin_variants", ROOT / "tests" / "course_lib" / "test_twin_checks.py")
+    spec = importlib.util.spec_from_file_location("twin_variants", PART_TESTS / "test_twins.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if grade_id == "08-a-test":
@@ -72,32 +72,34 @@ def twin_variants(grade_id: str) -> dict[str, dict]:
     return {**out, **{name: {"position_embeddings": make()} for name, make in module.VALID_08_B.items()}}
 
 
-def _judges_tests():
-    """tests/autograder/checks/test_judges.py, loaded once: the right answers written other ways it keeps."""
-    if "false_rejection_judges" not in sys.modules:
+def _part_tests(part: str):
+    """The tests of a graded part (glue, span or synth) in tests/course_lib/checks, loaded once: the right answers
+    written other ways they keep."""
+    name = f"false_rejection_{part}"
+    if name not in sys.modules:
         sys.path.insert(0, str(ROOT / "tests"))
-        spec = importlib.util.spec_from_file_location("false_rejection_judges", JUDGES_TESTS)
+        spec = importlib.util.spec_from_file_location(name, PART_TESTS / f"test_{part}.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
-    return sys.modules["false_rejection_judges"]
+    return sys.modules[name]
 
 
 def valid_variants() -> dict[str, dict[str, type]]:
     """part name -> {variant name: class}: the right answers the checks' own tests keep."""
-    module = _judges_tests()
-    return {"CharCorruptionDataset": dict(module.SPAN_VALID), "SynthesizerAttention": dict(module.SYNTH_VALID)}
+    return {"CharCorruptionDataset": dict(_part_tests("span").SPAN_VALID),
+            "SynthesizerAttention": dict(_part_tests("synth").SYNTH_VALID)}
 
 
 def glue_variants(grade_id: str, reference) -> dict[str, dict]:
-    """name -> the definitions a right glue answer replaces (test_judges.py's GLUE_VALID, PRETRAIN_VALID and the
-    synthesizer model's valid inits)."""
-    module = _judges_tests()
+    """name -> the definitions a right glue answer replaces (test_glue.py's GLUE_VALID and PRETRAIN_VALID, and
+    test_synth.py's valid inits of the synthesizer model)."""
     if grade_id.startswith("02"):
-        return dict(module.GLUE_VALID)
+        return dict(_part_tests("glue").GLUE_VALID)
     if grade_id.startswith("04"):
-        return dict(module.PRETRAIN_VALID)
-    return {name: {"initialize_synthesizer_model": init} for name, init in module._synth_model_valid(reference).items()}
+        return dict(_part_tests("glue").PRETRAIN_VALID)
+    valid = _part_tests("synth")._synth_model_valid(reference)
+    return {name: {"initialize_synthesizer_model": init} for name, init in valid.items()}
 
 
 def answers_for(grade_id: str, reference, which: str) -> dict[str, types.SimpleNamespace]:
@@ -143,7 +145,8 @@ def measure(grade_id: str, answers: dict, seeds: int, folder: Path) -> tuple[lis
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checks", default=",".join([*SAMPLING, *GLUE, *TWIN_SEEDED]), help="comma-separated grade_ids")
+    parser.add_argument("--checks", default=",".join([*SAMPLING, *GLUE, *TWIN_SEEDED]),
+                        help="comma-separated grade_ids")
     parser.add_argument("--seeds", type=int, default=1000, help="grading seeds per check (0..N-1)")
     parser.add_argument("--answers", choices=("reference", "all"), default="reference")
     args = parser.parse_args(argv)

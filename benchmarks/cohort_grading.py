@@ -31,8 +31,9 @@ from pathlib import Path
 
 from autograder.__main__ import main as autograder
 from course_lib import layout
-from course_lib.notebook_loader import load_notebooks, notebook_paths
-from course_lib.runs import RUNS, run
+from course_lib.loader.load import load_notebooks, notebook_paths
+from course_lib.run_specs import RUNS
+from course_lib.runs import run
 from course_lib.world import write_world
 
 PRESET = "smoke"  # seconds of training: the runs' files are what matter here, not their accuracy

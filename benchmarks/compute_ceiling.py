@@ -26,12 +26,12 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from course_lib.data_files import read_text
+from course_lib.gpt.model import GPT
+from course_lib.gpt.trainer import Trainer, TrainerConfig
 from course_lib.layout import ORIGINAL_DATA_DIR, SOLUTIONS_DIR
-from course_lib.model import GPT
-from course_lib.notebook_loader import load_notebooks, notebook_paths
+from course_lib.loader.load import load_notebooks, notebook_paths
 from course_lib.presets import get_preset, with_overrides
 from course_lib.runs import apply_overrides, model_config
-from course_lib.trainer import Trainer, TrainerConfig
 
 
 def matmul_gflops(m: int, k: int, n: int, seconds: float = 1.0) -> float:

@@ -15,11 +15,11 @@ from pathlib import Path
 import torch
 
 from course_lib.data_files import read_birth_places, read_text
-from course_lib.datasets import CharCorruptionDatasetBase
-from course_lib.evaluation import DECODE_STEPS, extract_prediction, greedy_decode
+from course_lib.gpt.datasets import CharCorruptionDatasetBase
+from course_lib.gpt.evaluation import DECODE_STEPS, extract_prediction, greedy_decode
+from course_lib.gpt.model import GPT, GPTConfig
+from course_lib.gpt.vocab import MASK_CHAR
 from course_lib.layout import ORIGINAL_DATA_DIR
-from course_lib.model import GPT, GPTConfig
-from course_lib.vocab import MASK_CHAR
 
 
 def main(argv=None) -> int:

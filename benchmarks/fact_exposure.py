@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from course_lib.data_files import read_birth_places, read_text
+from course_lib.gpt.recall import place_mentions
 from course_lib.layout import ORIGINAL_DATA_DIR
-from course_lib.recall import place_mentions
 
 
 def main(argv=None) -> int:

@@ -30,9 +30,9 @@ from train_throughput import (  # noqa: E402  (a sibling on sys.path)
     reference_corruption_dataset,
 )
 
-from course_lib.device import keep_freed_memory
-from course_lib.model import GPT, GPTConfig
-from course_lib.trainer import bucket_batches
+from course_lib.gpt.device import keep_freed_memory
+from course_lib.gpt.model import GPT, GPTConfig
+from course_lib.gpt.trainer import bucket_batches
 
 MATMULS = {torch.ops.aten.mm.default, torch.ops.aten.addmm.default, torch.ops.aten.bmm.default,
            torch.ops.aten.baddbmm.default}

@@ -47,7 +47,7 @@ from autograder.checks import hidden as hidden_checks  # noqa: E402
 from autograder.checks import registry  # noqa: E402
 from autograder.grading.one_check import grade_check, prepare  # noqa: E402
 from course_lib.layout import SOLUTIONS_DIR  # noqa: E402
-from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
+from course_lib.loader.load import load_notebooks, notebook_paths  # noqa: E402
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN = (*hidden_checks.HIDDEN, "08-b-hidden")  # the hidden checks' grade_ids; every other check is a public cell
@@ -201,7 +201,8 @@ WRITTEN: tuple[Written, ...] = (
     Written("02-glue", ISSUE, "75 epochs after pretraining", "max_epochs = 10", "max_epochs = 75"),
     # 03: span corruption
     Written("03-span-corruption", CRASH, "masked length randint(1, n // 2): raises on the empty document",
-            "masked_len = random.randint(1, max(1, n // 2 - 1)) if n > 1 else n", "masked_len = random.randint(1, n // 2)"),
+            "masked_len = random.randint(1, max(1, n // 2 - 1)) if n > 1 else n",
+            "masked_len = random.randint(1, n // 2)"),
     Written("03-span-corruption", ISSUE, "the masked span always at the end of the kept text",
             "start = random.randint(0, n - masked_len)", "start = n - masked_len"),
     Written("03-span-corruption", ISSUE, "the masked length from the drawn truncation length, not the kept text",

@@ -15,7 +15,7 @@ import csv
 import sys
 from pathlib import Path
 
-from course_lib.evaluation import baseline_accuracy
+from course_lib.gpt.evaluation import baseline_accuracy
 from course_lib.layout import DEV, ORIGINAL_DATA_DIR, TRAIN
 
 NEEDED = ("preset", "variant", "total_minutes", "dev_accuracy")  # the results.csv columns the plot reads

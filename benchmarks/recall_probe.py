@@ -14,13 +14,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from course_lib.checkpoint import load_params
 from course_lib.data_files import read_birth_places, read_text
-from course_lib.datasets import CharCorruptionDatasetBase
+from course_lib.gpt.checkpoint import load_params
+from course_lib.gpt.datasets import CharCorruptionDatasetBase
+from course_lib.gpt.model import GPT
+from course_lib.gpt.recall import askable_mentions, recall
 from course_lib.layout import DEV, ORIGINAL_DATA_DIR, WIKI
-from course_lib.model import GPT
 from course_lib.presets import get_preset, with_overrides
-from course_lib.recall import askable_mentions, recall
 from course_lib.runs import model_config
 
 
@@ -37,7 +37,8 @@ def main(argv=None) -> int:
     vocab = CharCorruptionDatasetBase(text, preset.block_size).vocab
     examples = read_birth_places(data / DEV)
     askable = askable_mentions(text, examples, preset.block_size)
-    print(f"{len(examples)} dev questions; {len(askable)} places written within the first {preset.block_size - 1} characters")
+    print(f"{len(examples)} dev questions; {len(askable)} places written within the first "
+          f"{preset.block_size - 1} characters")
     for path in args.params:
         model = load_params(GPT(model_config(preset, len(vocab))), path)
         print(f"{path}: recall {100 * recall(model, vocab, askable):.1f}%", flush=True)

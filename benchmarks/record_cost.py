@@ -26,8 +26,9 @@ from autograder.collecting.collect import Collected
 from autograder.grading.grade import grade_submission, load_gold
 from autograder.grading.results import settings_for
 from course_lib import layout
-from course_lib.notebook_loader import load_notebooks, notebook_paths
-from course_lib.runs import RUNS, run
+from course_lib.loader.load import load_notebooks, notebook_paths
+from course_lib.run_specs import RUNS
+from course_lib.runs import run
 from course_lib.world import write_world
 
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")

@@ -27,23 +27,24 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from autograder.checks.registry import RUN_PARTS
 from autograder.checks.run_chains import CHAINS
+from autograder.checks.run_files import RUN_PARTS
 from autograder.collecting import near_copies as nc
 from autograder.collecting.prints import Prints, prints_of
 from autograder.collecting.run_prints import LINE_HASH, SKETCH_WIDTH, ParamsSketch
-from course_lib.checkpoint import fit_state_dict
 from course_lib.contract import StudentParts
 from course_lib.data_files import read_birth_places, read_text
-from course_lib.datasets import CharCorruptionDatasetBase, NameDataset
-from course_lib.evaluation import predict_places, write_predictions
+from course_lib.gpt.checkpoint import fit_state_dict
+from course_lib.gpt.datasets import CharCorruptionDatasetBase, NameDataset
+from course_lib.gpt.evaluation import predict_places, write_predictions
+from course_lib.gpt.model import GPTConfig
+from course_lib.gpt.trainer import Trainer, TrainerConfig
 from course_lib.layout import DEFAULT_OUT_DIR, DEV, SOLUTIONS_DIR, TEST_ANSWERS, TEST_INPUTS, TRAIN, WIKI
-from course_lib.model import GPTConfig
-from course_lib.notebook_loader import load_notebooks, notebook_paths
+from course_lib.loader.load import load_notebooks, notebook_paths
 from course_lib.presets import get_preset
-from course_lib.runs import RUNS, run
+from course_lib.run_specs import RUNS
+from course_lib.runs import run
 from course_lib.seeds import personal_seed
-from course_lib.trainer import Trainer, TrainerConfig
 from course_lib.world import write_world
 
 KINDS = ("nudged", "noise_1pct", "noise_10pct", "noise_50pct", "bf16", "wrapped", "mlp_permuted", "heads_permuted",

@@ -65,8 +65,9 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=40, help="honest students (of 432 possible)")
     parser.add_argument("--seed", type=int, default=0, help="which students are drawn")
     args = parser.parse_args()
-    from autograder.exports.similarity import OVERALL, similarity_report
     from similarity_cohorts import RELEASE
+
+    from autograder.exports.similarity import OVERALL, similarity_report
 
     with tempfile.TemporaryDirectory(prefix="similarity-honest-") as tmp:
         submitted = Path(tmp) / "submitted"

@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 from course_lib.layout import DEFAULT_DATA_DIR, SOLUTIONS_DIR
-from course_lib.notebook_loader import load_notebooks, notebook_paths
+from course_lib.loader.load import load_notebooks, notebook_paths
 from course_lib.presets import get_preset, with_overrides
 from course_lib.runs import run
 from course_lib.world import write_world

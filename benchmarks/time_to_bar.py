@@ -21,8 +21,8 @@ from pathlib import Path
 
 from plot_time_to_bar import plot_runs  # noqa: E402  (this folder is on sys.path when run as a script)
 
-from course_lib.checkpoint import save_params  # noqa: E402
-from course_lib.evaluation import baseline_accuracy  # noqa: E402
+from course_lib.gpt.checkpoint import save_params  # noqa: E402
+from course_lib.gpt.evaluation import baseline_accuracy  # noqa: E402
 from course_lib.layout import DEFAULT_OUT_DIR, DEV, ORIGINAL_DATA_DIR, SOLUTIONS_DIR, TRAIN
 from course_lib.presets import get_preset, with_overrides  # noqa: E402
 from course_lib.runs import run
@@ -86,8 +86,10 @@ def main(argv=None) -> int:
         if not params.is_file():
             continue
         shutil.copy(params, out / f"{variant}.pretrain.params")
-        ft = run(f"{variant}_finetune_with_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=out)
-        dev = run(f"{variant}_eval_dev_with_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=out)
+        ft = run(f"{variant}_finetune_with_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir,
+                 out_dir=out)
+        dev = run(f"{variant}_eval_dev_with_pretrain", args.notebooks, preset=preset, data_dir=args.data_dir,
+                  out_dir=out)
         total = mark + (ft.seconds + dev.seconds) / 60
         rows.append(dict(preset=preset.name, variant=variant, pretrain_minutes=mark, total_minutes=round(total, 2),
                          dev_accuracy=dev.accuracy))

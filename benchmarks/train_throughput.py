@@ -44,10 +44,10 @@ from compute_ceiling import matmul_gflops, measure_steps  # noqa: E402  (this fo
 from torch import nn
 
 from course_lib.data_files import read_text  # noqa: E402
+from course_lib.gpt.model import GPT, GPTConfig  # noqa: E402
+from course_lib.gpt.trainer import TrainerConfig  # noqa: E402
 from course_lib.layout import ORIGINAL_DATA_DIR, SOLUTIONS_DIR
-from course_lib.model import GPT, GPTConfig  # noqa: E402
-from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
-from course_lib.trainer import TrainerConfig  # noqa: E402
+from course_lib.loader.load import load_notebooks, notebook_paths  # noqa: E402
 
 
 @dataclass
@@ -147,18 +147,21 @@ def reference_corruption_dataset(data_dir: str):
 
 
 def measure(args: argparse.Namespace, model_switches: dict | None, trainer_switches: dict) -> Rate:
-    """Real-text tokens per second of one row and its matmul work (``model_switches`` None: the original-faithful loop)."""
+    """Real-text tokens per second of one row and its matmul work (``model_switches`` None: the original-faithful
+    loop)."""
     if args.threads:
         torch.set_num_threads(args.threads)
     dataset = reference_corruption_dataset(args.data_dir)
     if model_switches is None:
         return seed_faithful(dataset, GPTConfig(dataset.vocab_size, 128), args.batch_size, args.steps, args.warmup)
-    mconf = GPTConfig(dataset.vocab_size, 128, **model_switches)  # the original's config, dropout 0.1 unless switched off
+    mconf = GPTConfig(dataset.vocab_size, 128,
+                      **model_switches)  # the original's config, dropout 0.1 unless switched off
     return ours(dataset, mconf, args.batch_size, args.steps, args.warmup, **trainer_switches)
 
 
 def best_matmul_gflops(batch_size: int) -> float:
-    """This machine's best float32 matmul GFLOP/s: a big square product or the original model's MLP at a trimmed batch."""
+    """This machine's best float32 matmul GFLOP/s: a big square product or the original model's MLP at a trimmed
+    batch."""
     width = GPTConfig.n_embd
     return max(matmul_gflops(2048, 2048, 2048), matmul_gflops(batch_size * 64, width, 4 * width))
 
@@ -172,7 +175,8 @@ def matmul_ceiling(args: argparse.Namespace) -> float:
 
 def planned_rows(bf16: bool) -> list[tuple[str, dict | None, dict, bool]]:
     """(label, model switches or None for the seed, trainer switches, counts toward the speedup)."""
-    rows: list[tuple[str, dict | None, dict, bool]] = [("original-faithful (manual attention, padded, fp32)", None, {}, False)]
+    rows: list[tuple[str, dict | None, dict, bool]] = [("original-faithful (manual attention, padded, fp32)", None, {},
+                                                        False)]
     model_switches: dict = {}
     trainer_switches: dict = {}
     for label, model_more, trainer_more in ROWS:

@@ -57,8 +57,9 @@ def params_rows(scale: float) -> list:
     """The collect unit (with its prints) of a submission holding each hostile params file."""
     import torch
 
-    from autograder.checks.registry import RUN_FILES
-    from autograder.collecting.collect import COLLECT, Limits, Wanted, collect_one
+    from autograder.checks.run_files import RUN_FILES
+    from autograder.collecting.cohort import COLLECT, collect_one
+    from autograder.collecting.collect import Limits, Wanted
     from autograder.units.unit import run_unit
 
     rows = []
@@ -82,11 +83,12 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="size of the big cases (1: as listed)")
     parser.add_argument("--params-only", action="store_true", help="only the hostile params files")
     args = parser.parse_args()
-    from autograder.collecting.collect import COLLECT, Wanted, collect_one
-    from autograder.exports.report import REPORT_STEP
-    from autograder.exports.similarity import READ_STEP, Settings, read_student, release_of
     import unit_work
 
+    from autograder.collecting.cohort import COLLECT, collect_one
+    from autograder.collecting.collect import Wanted
+    from autograder.exports.report import REPORT_STEP
+    from autograder.exports.similarity import READ_STEP, Settings, read_student, release_of
     from autograder.grading.cohort import UNIT_MEMORY_MB
     from autograder.units.limits import UnitLimits
     from autograder.units.unit import run_unit
@@ -114,7 +116,8 @@ def main() -> None:
 
             got = run_unit(_read, (folder / "03_span_corruption.ipynb",), REPORT_STEP.limits)
             rows.append(("report", name, got))
-            got = run_unit(unit_work.parse_answer, (data,), UnitLimits(memory_mb=UNIT_MEMORY_MB))  # the grade unit's limit
+            got = run_unit(unit_work.parse_answer, (data,),
+                           UnitLimits(memory_mb=UNIT_MEMORY_MB))  # the grade unit's limit
             rows.append(("wire answer", name, got))
         finally:
             shutil.rmtree(root, ignore_errors=True)

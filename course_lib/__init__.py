@@ -8,7 +8,6 @@ import sys
 
 __version__ = "0.1.0"
 
-# nbformat validates notebooks with jsonschema, whose optional "iri" format support (rfc3987_syntax)
-# builds a grammar for ~2 s at import, in every process that loads a notebook (kernels, runs, the
-# grader's jobs); no notebook schema uses that format, so jsonschema goes without it
+# jsonschema's "iri" format checker (rfc3987_syntax) builds a slow grammar at import, and no
+# notebook schema uses that format: no process that loads a notebook (via nbformat) imports it
 sys.modules.setdefault("rfc3987_syntax", None)

@@ -5,9 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import layout
-from . import runs as runs_module
-from .presets import PRESETS, get_preset, with_overrides
+from course_lib import layout, runs
+from course_lib.presets import PRESETS, get_preset, with_overrides
 
 WORLD_HELP = """Write a synthetic world: the student files wiki.txt, birth_places_train.tsv,
 birth_dev.tsv and birth_test_inputs.tsv, and with --answers-out the grader-only
@@ -21,7 +20,7 @@ with either, anyone can know the test answers."""
 
 
 def _world(args: argparse.Namespace) -> int:
-    from .world import parse_seed, write_world
+    from course_lib.world import parse_seed, write_world
 
     answers = Path(args.answers_out) if args.answers_out else None
     try:
@@ -37,13 +36,13 @@ def _world(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .seeds import choose_seed
+    from course_lib.seeds import choose_seed
 
     preset = with_overrides(get_preset(args.preset), args.settings)
     seed = choose_seed(args.seed).seed  # --seed, else COURSE_SEED, else the student's personal seed
     results = []
     for name in args.names:
-        result = runs_module.run(
+        result = runs.run(
             name, args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=args.out_dir,
             seed=seed, device=args.device, progress=not args.quiet, num_threads=args.threads,
         )
@@ -58,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import demo
+    from course_lib.demo import demo
 
     demo(Path(args.data_dir), Path(args.out_dir), Path(args.notebooks), preset=args.preset)
     return 0
@@ -79,14 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
     world.set_defaults(func=_world)
 
     run = sub.add_parser("run", help="carry out named runs of run.sh, in order")
-    run.add_argument("names", nargs="+", choices=list(runs_module.RUNS), metavar="NAME",
-                     help="one or more of: " + ", ".join(runs_module.RUNS))
+    run.add_argument("names", nargs="+", choices=list(runs.RUNS), metavar="NAME",
+                     help="one or more of: " + ", ".join(runs.RUNS))
     run.add_argument("--notebooks", nargs="+", default=[str(layout.RELEASE_DIR)],
                      help="notebooks (or folders of them) holding the graded parts; default the release notebooks")
     run.add_argument("--preset", default=layout.DEFAULT_PRESET, choices=sorted(PRESETS),
                      help=f"training preset (default {layout.DEFAULT_PRESET})")
-    run.add_argument("--data-dir", default=str(runs_module.DEFAULT_DATA_DIR), help="folder with wiki.txt and the TSVs")
-    run.add_argument("--out-dir", default=str(runs_module.DEFAULT_OUT_DIR), help="folder for params and predictions")
+    run.add_argument("--data-dir", default=str(runs.DEFAULT_DATA_DIR), help="folder with wiki.txt and the TSVs")
+    run.add_argument("--out-dir", default=str(runs.DEFAULT_OUT_DIR), help="folder for params and predictions")
     run.add_argument("--seed", type=int, default=None,
                      help="random seed of training (default: $COURSE_SEED, else your own, derived from your student "
                           "id: the JupyterHub user, else your account's name)")
@@ -120,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     except NotImplementedError as err:
         print(f"error: {_unwritten(err)} is not written yet: write it, then run this again", file=sys.stderr)
         return 2
-    except (runs_module.RunError, FileNotFoundError, ValueError, RuntimeError) as err:
+    except (runs.RunError, FileNotFoundError, ValueError, RuntimeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from torch import nn
 
-from .notebook_loader import load_notebooks, notebook_paths
-from .trainer import Trainer
+from course_lib.gpt.trainer import Trainer
+from course_lib.loader.load import load_notebooks, notebook_paths
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Part:
 
     name: str  # the name the notebook defines
     notebook: str  # the release notebook where the student writes it (without .ipynb)
-    kind: str  # "function", "class" or "value" (a written part's numeric twin: an array or a number)
+    kind: str  # "function", "class" or "value" (a numeric twin: an array or a number)
 
 
 PARTS: dict[str, Part] = {p.name: p for p in (
@@ -91,7 +91,7 @@ class StudentParts:
 
     def dataset_class(self) -> type:
         """The student's CharCorruptionDataset once written; the base class (vocabulary only) before that."""
-        from .datasets import CharCorruptionDatasetBase
+        from course_lib.gpt.datasets import CharCorruptionDatasetBase
 
         if getattr(self.namespace, "CharCorruptionDataset", None) is None:
             return CharCorruptionDatasetBase

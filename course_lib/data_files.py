@@ -31,8 +31,7 @@ class BirthExample:
 
 
 def read_text(path: str | Path) -> str:
-    """Read a UTF-8 text file exactly (the corpus's characters are its vocabulary), raising FileNotFoundError with a
-    hint if absent."""
+    """Read a UTF-8 text file exactly (its characters are the vocabulary); FileNotFoundError with a hint if absent."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
@@ -46,9 +45,9 @@ def read_text(path: str | Path) -> str:
 
 
 def read_lines(path: str | Path) -> list[str]:
-    """A line-per-record file (the TSVs, predictions) as a reader of the handout's formats reads it: a UTF-8
-    byte-order mark is not text, Windows (CRLF) and old Mac (CR) line ends are line ends, and the newline that
-    ends the last line does not start another."""
+    """A line-per-record file (the TSVs, predictions) as a reader of the handout's formats reads it:
+    a UTF-8 byte-order mark is not text, Windows (CRLF) and old Mac (CR) line ends are line ends,
+    and the newline that ends the last line does not start another."""
     text = read_text(path).removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     return lines[:-1] if lines and lines[-1] == "" else lines
@@ -83,9 +82,9 @@ def read_predictions(path: str | Path) -> list[str]:
 
 
 def read_handed_in_predictions(path: str | Path, questions: int) -> list[str]:
-    """A predictions file as a reader of the handout's format reads it, for ``questions`` questions: a UTF-8
-    byte-order mark, CRLF line ends, spaces at the ends of a line and blank lines after the last answer are not
-    predictions (what the grader and the notebooks' run cells both read)."""
+    """A predictions file for ``questions`` questions, as the grader and the notebooks' run cells read it:
+    a UTF-8 byte-order mark, CRLF line ends, spaces at a line's ends and blank lines after the last answer
+    are not predictions."""
     lines = [line.strip() for line in read_predictions(path)]
     while len(lines) > questions and not lines[-1]:
         lines.pop()

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from . import layout
-from .evaluation import baseline_accuracy
-from .layout import DEV, TRAIN, WIKI
-from .runs import run
-from .world import write_world
+from course_lib import layout
+from course_lib.gpt.evaluation import baseline_accuracy
+from course_lib.layout import DEV, TRAIN, WIKI
+from course_lib.runs import run
+from course_lib.world import write_world
 
 ROWS = [
     ("no pretraining", ["vanilla_finetune_without_pretrain", "vanilla_eval_test_without_pretrain"],
@@ -30,7 +30,7 @@ ROWS = [
 def demo(data_dir: Path = layout.DEFAULT_DATA_DIR, out_dir: Path = layout.DEFAULT_OUT_DIR / "demo",
          notebooks=layout.SOLUTIONS_DIR, preset: str = layout.DEFAULT_PRESET, seed: int = 0,
          world_seed: int | str = layout.DEFAULT_WORLD_SEED) -> list[tuple[str, float, float]]:
-    """Run the three rows; returns (label, dev accuracy, minutes) per row. ``seed`` is training's random seed."""
+    """Run the three rows (``seed``: training's); returns (label, dev accuracy, minutes) per row."""
     if not (data_dir / WIKI).is_file():
         write_world(data_dir, world_seed)  # no answers: the demo scores dev only
         print(f"wrote the synthetic world (seed {world_seed}) to {data_dir}")

@@ -23,20 +23,20 @@ TRAIN = "birth_places_train.tsv"  # finetuning questions with answers
 DEV = "birth_dev.tsv"  # dev questions with answers
 TEST_INPUTS = "birth_test_inputs.tsv"  # test questions, no answers (what students get)
 TEST_ANSWERS = "birth_test.tsv"  # test questions with answers: grader-only
-WORLD_RECORD = "world.json"  # the random seed and sizes that remake a world, answers included: grader-only
+WORLD_RECORD = "world.json"  # seed and sizes that remake the world, answers and all: grader-only
 STUDENT_DATA_FILES = (WIKI, TRAIN, DEV, TEST_INPUTS)  # what a student's data folder holds
 GRADER_ONLY_FILES = (TEST_ANSWERS, WORLD_RECORD)  # never in a student's folder or bundle
 
-# the student copy (autograder bundle) carries the course's own data and preset here; the checkout does not
+# a student bundle holds the course's data and preset here; a checkout does not
 BUNDLED_DATA_DIR = REPO / "course_data"
-BUNDLED_SETTINGS = BUNDLED_DATA_DIR / "course.json"  # {"preset": "cpu"}: the preset the course grades
+BUNDLED_SETTINGS = BUNDLED_DATA_DIR / "course.json"  # {"preset": "cpu"}: the course's preset
 _BUNDLED = json.loads(BUNDLED_SETTINGS.read_text(encoding="utf-8")) if BUNDLED_SETTINGS.is_file() else {}
 
-DEFAULT_PRESET = _BUNDLED.get("preset", "cpu")  # the preset a laptop course trains with (course_lib.presets)
+DEFAULT_PRESET = _BUNDLED.get("preset", "cpu")  # the preset a laptop course trains with
 # the course's data in a student copy; elsewhere the default synthetic world, written on first use
 DEFAULT_DATA_DIR = BUNDLED_DATA_DIR if (BUNDLED_DATA_DIR / "wiki.txt").is_file() else REPO / "data" / "world"
 DEFAULT_OUT_DIR = REPO / "outputs"  # params, predictions and run logs
 DEFAULT_WORLD_SEED = 0  # random seed of the default world (public: its answers are too)
 
-# the original course's files; COURSE_ORIGINAL_DATA points elsewhere (default: ../shared beside the checkout)
+# the original course's files: $COURSE_ORIGINAL_DATA, else ../shared beside the checkout
 ORIGINAL_DATA_DIR = Path(os.environ.get("COURSE_ORIGINAL_DATA", REPO.parent / "shared" / "data" / "cs224n_a5"))

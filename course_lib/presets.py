@@ -3,6 +3,16 @@
 A preset never changes what the student's glue returns; the runs apply its
 overrides to the returned TrainerConfig just before training, so the graded
 hyperparameters are always the SPEC's and ``gpu`` trains with them unchanged.
+
+``cpu`` is sized for a 2-core laptop and the synthetic world: a small model without
+dropout, small shuffled batches trimmed to their longest example, and a schedule
+whose cosine ends with the run ("auto") instead of at the GPU run's final_tokens.
+Small batches at a modest rate memorise the world's facts in far fewer epochs than
+large ones (benchmarks/FINDINGS.md, "The synthetic world"). ``cpu-handout`` computes
+the SPEC's hyperparameters faster on a CPU: dropout masks drawn cheaply (same rates,
+another random stream), glibc keeping freed memory, trimmed padding, fused AdamW
+(rows of benchmarks/train_throughput.py), and no loader workers competing with the
+compute threads.
 """
 from __future__ import annotations
 
@@ -18,22 +28,17 @@ class Preset:
     name: str  # what the command line calls it
     description: str  # one line for `course_lib presets` and --help
     block_size: int = 128  # model and dataset block size
-    model: dict[str, Any] = field(default_factory=dict)  # GPTConfig overrides (n_layer, n_embd, dropout, ...)
-    pretrain: dict[str, Any] = field(default_factory=dict)  # TrainerConfig overrides for span-corruption pretraining
-    finetune_without_pretrain: dict[str, Any] = field(default_factory=dict)  # ... for finetuning from scratch
-    finetune_with_pretrain: dict[str, Any] = field(default_factory=dict)  # ... for finetuning a pretrained model
+    model: dict[str, Any] = field(default_factory=dict)  # GPTConfig overrides
+    pretrain: dict[str, Any] = field(default_factory=dict)  # TrainerConfig overrides (pretraining)
+    finetune_without_pretrain: dict[str, Any] = field(default_factory=dict)  # ... (from scratch)
+    finetune_with_pretrain: dict[str, Any] = field(default_factory=dict)  # ... (pretrained model)
     eval_batch_size: int = 256  # questions decoded together
-    # seconds one training step takes on a 2-core laptop CPU, by stage ("pretrain", "finetune"), measured with
-    # benchmarks/step_rate.py: the runs multiply it by their steps for the estimate they print before training
-    # (course_lib.runs.plan_lines); a stage without one gets no time estimate
+    # seconds per step on a 2-core laptop CPU, by stage (benchmarks/step_rate.py): the runs print it
+    # times their steps as an estimate (course_lib.runs.plan_lines); a stage without one gets none
     seconds_per_step: dict[str, float] = field(default_factory=dict)
 
 
-# cpu: sized for a 2-core laptop and the synthetic world. A small model without
-# dropout, small shuffled batches trimmed to their longest example, and a
-# schedule whose cosine ends with the run ("auto") instead of at the GPU run's
-# final_tokens. Small batches at a modest rate memorise the world's facts in
-# far fewer epochs than large ones (benchmarks/FINDINGS.md, "The synthetic world").
+# cpu: small batches at a modest rate memorise the world in far fewer epochs (module docstring)
 _CPU_MODEL = dict(n_layer=2, n_head=4, n_embd=128, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
 _CPU_COMMON = dict(num_workers=0, shuffle=True, trim_padding=True, final_tokens="auto", batch_size=16)
 
@@ -41,9 +46,7 @@ _CPU_COMMON = dict(num_workers=0, shuffle=True, trim_padding=True, final_tokens=
 # (SDPA attention is the default everywhere; fused AdamW runs on CUDA and CPUs)
 _GPU_FAST = dict(fused_adamw=True, autocast_bf16=True, trim_padding=True)
 
-# cpu-handout: the same hyperparameters computed faster on a CPU: dropout masks drawn cheaply
-# (same rates, another random stream), glibc keeping freed memory, trimmed padding, fused AdamW
-# (rows of benchmarks/train_throughput.py), and no loader workers to compete with the compute threads
+# cpu-handout: the SPEC's hyperparameters, computed faster on a CPU (module docstring)
 _CPU_HANDOUT = dict(trim_padding=True, keep_freed_memory=True, fused_adamw=True, num_workers=0)
 
 _SMOKE_STAGE = dict(num_workers=0, max_epochs=1, batch_size=32, max_steps=4, progress=False)
@@ -74,7 +77,8 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="gpu-fast",
-            description="the SPEC's model and hyperparameters, with fused AdamW, bf16 autocast and trimmed padding on CUDA",
+            description="the SPEC's model and hyperparameters, with fused AdamW, bf16 autocast and trimmed padding "
+                        "on CUDA",
             pretrain=_GPU_FAST,
             finetune_without_pretrain=_GPU_FAST,
             finetune_with_pretrain=_GPU_FAST,
@@ -116,8 +120,8 @@ def with_overrides(preset: Preset, settings: list[str]) -> Preset:
     """
     import ast
 
-    from .model import GPTConfig
-    from .trainer import TrainerConfig
+    from course_lib.gpt.model import GPTConfig
+    from course_lib.gpt.trainer import TrainerConfig
 
     changed = {section: dict(getattr(preset, section)) for section in _OVERRIDABLE}
     for setting in settings:

@@ -1,4 +1,4 @@
-"""The named runs of the original run.sh, by name only: what each runs and which files it reads and writes.
+"""The named runs of the original run.sh: what each runs and which files it reads and writes.
 
 No torch here: the grader's commands that only read files (which run files to collect, which nbgrader
 cell holds a run's points) import this table, not ``course_lib.runs``, which imports torch.
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .layout import DEV, TEST_INPUTS
+from course_lib.layout import DEV, TEST_INPUTS
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,8 @@ class RunSpec:
 RUNS: dict[str, RunSpec] = {
     "vanilla_finetune_without_pretrain": RunSpec("finetune", "vanilla", writes="vanilla.model.params"),
     "vanilla_eval_dev_without_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.model.params", eval_corpus=DEV, outputs="vanilla.nopretrain.dev.predictions"),
+        "evaluate", "vanilla", reads="vanilla.model.params", eval_corpus=DEV,
+        outputs="vanilla.nopretrain.dev.predictions"),
     "vanilla_eval_test_without_pretrain": RunSpec(
         "evaluate", "vanilla", reads="vanilla.model.params", eval_corpus=TEST_INPUTS,
         outputs="vanilla.nopretrain.test.predictions"),
@@ -33,7 +34,8 @@ RUNS: dict[str, RunSpec] = {
     "vanilla_finetune_with_pretrain": RunSpec(
         "finetune", "vanilla", reads="vanilla.pretrain.params", writes="vanilla.finetune.params"),
     "vanilla_eval_dev_with_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.finetune.params", eval_corpus=DEV, outputs="vanilla.pretrain.dev.predictions"),
+        "evaluate", "vanilla", reads="vanilla.finetune.params", eval_corpus=DEV,
+        outputs="vanilla.pretrain.dev.predictions"),
     "vanilla_eval_test_with_pretrain": RunSpec(
         "evaluate", "vanilla", reads="vanilla.finetune.params", eval_corpus=TEST_INPUTS,
         outputs="vanilla.pretrain.test.predictions"),

@@ -16,18 +16,18 @@ from pathlib import Path
 
 from torch import nn
 
-from . import layout
-from .checkpoint import load_params
-from .contract import ContractError, StudentParts, namespace_of
-from .data_files import read_birth_places, read_text
-from .device import pick_device, seed_everything, set_threads
-from .evaluation import accuracy, predict_places, write_predictions
-from .model import GPTConfig
-from .presets import Preset, get_preset
-from .run_specs import RUNS, RunSpec  # the table, torch-free for the grader's readers of run files
-from .trainer import TrainerConfig
+from course_lib import layout
+from course_lib.contract import ContractError, StudentParts, namespace_of
+from course_lib.data_files import read_birth_places, read_text
+from course_lib.gpt.checkpoint import load_params
+from course_lib.gpt.device import pick_device, seed_everything, set_threads
+from course_lib.gpt.evaluation import accuracy, predict_places, write_predictions
+from course_lib.gpt.model import GPTConfig
+from course_lib.gpt.trainer import TrainerConfig
+from course_lib.presets import Preset, get_preset
+from course_lib.run_specs import RUNS, RunSpec  # torch-free, for the grader's readers of run files
 
-# the original file names and the default folders live in course_lib.layout; runs reads them from there
+# file names and default folders are defined once, in course_lib.layout
 WIKI, TRAIN, DEV, TEST_INPUTS = layout.WIKI, layout.TRAIN, layout.DEV, layout.TEST_INPUTS
 DEFAULT_DATA_DIR, DEFAULT_OUT_DIR = layout.DEFAULT_DATA_DIR, layout.DEFAULT_OUT_DIR
 
@@ -40,14 +40,14 @@ REQUIRED = {
 }
 
 
-# the TrainerConfig fields the glue sets and the grader checks (course_lib.checks): when a preset replaces one for a
-# run, the run says so before it starts
+# TrainerConfig fields the glue sets and the grader checks (course_lib.checks): a run names
+# those its preset replaces before it starts
 GLUE_FIELDS = ("max_epochs", "batch_size", "learning_rate", "lr_decay", "warmup_tokens", "final_tokens", "num_workers")
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What a training run is about to do: how many steps, about how long, and which glue values the preset replaced."""
+    """What a training run will do: how many steps, about how long, and which glue values the preset replaced."""
 
     name: str  # the run's name
     preset: Preset  # the preset it trains with
@@ -55,8 +55,8 @@ class Plan:
     epochs: int  # passes over the training set
     batches: int  # steps per epoch
     steps: int  # steps in all (max_steps may stop it before the last epoch ends)
-    seconds: float | None  # about how long on a 2-core laptop CPU (None: the preset has no measured rate)
-    replaced: tuple[tuple[str, object, object], ...]  # (field, what the glue returned, what the run uses)
+    seconds: float | None  # estimate on a 2-core laptop CPU (None: the preset has no rate)
+    replaced: tuple[tuple[str, object, object], ...]  # (field, the glue's value, the run's value)
 
 
 def plan_of(name: str, returned, config: TrainerConfig, n_examples: int, preset: Preset) -> Plan:
@@ -150,7 +150,8 @@ def apply_overrides(config: TrainerConfig, overrides: dict, n_examples: int, blo
         epochs = overrides.get("max_epochs", config.max_epochs)
         batch = overrides.get("batch_size", config.batch_size)
         steps = epochs * math.ceil(n_examples / batch)
-        overrides["final_tokens"] = max(steps * batch * (block_size - 1), overrides.get("warmup_tokens", config.warmup_tokens) + 1)
+        overrides["final_tokens"] = max(steps * batch * (block_size - 1), overrides.get("warmup_tokens",
+                                                                                        config.warmup_tokens) + 1)
         overrides.setdefault("lr_decay", True)
     return dataclasses.replace(config, **overrides)
 
@@ -181,7 +182,7 @@ def run(name: str, notebooks, preset: str | Preset = layout.DEFAULT_PRESET, data
     seed_everything(seed)
     set_threads(num_threads)
     start = time.perf_counter()
-    # finetuning and evaluation use only the given part (the vocabulary), so they work before span corruption is written
+    # evaluate and finetune need only its vocabulary, so they work before span corruption is written
     pretrain_dataset = parts.dataset_class()(read_text(data_dir / WIKI), preset.block_size)
     model = build_model(parts, spec, model_config(preset, pretrain_dataset.vocab_size))
     result = RunResult(name, preset.name, 0.0, [], seed=seed)
@@ -189,7 +190,8 @@ def run(name: str, notebooks, preset: str | Preset = layout.DEFAULT_PRESET, data
         if spec.function == "evaluate":
             _evaluate(spec, model, pretrain_dataset, preset, data_dir, out_dir, device, result)
         else:
-            settings = dict(seed=seed, device=device, num_threads=num_threads, **({} if progress else {"progress": False}))
+            settings = dict(seed=seed, device=device, num_threads=num_threads,
+                            **({} if progress else {"progress": False}))
             _train(spec, parts, model, pretrain_dataset, preset, data_dir, out_dir, settings, result)
     except ContractError as err:
         raise RunError(str(err)) from err

@@ -1,4 +1,4 @@
-"""Each student's own training seed, derived from their student id: two honest students never train the same runs.
+"""Each student's own training seed, from their student id: two honest students never train the same runs.
 
 Every student trains the same code on the same data; with one default seed, two honest
 students with the same correct glue would hand in byte-identical params, and a copied run
@@ -24,7 +24,8 @@ try:
 except ImportError:  # Windows
     pwd = None
 
-SEED_SPACE = 2 ** 31 - 1  # seeds are 1..2**31-1: NumPy takes seeds below 2**32, and 0 stays the old shared default
+# personal seeds are 1..2**31-1: NumPy takes seeds below 2**32, and 0 stays the shared default
+SEED_SPACE = 2 ** 31 - 1
 SALT = b"attention-course personal seed\0"  # so a seed is not the hash of the id alone
 
 
@@ -44,15 +45,15 @@ def personal_seed(student: str) -> int:
 
 
 def student_id() -> tuple[str, str]:
-    """(the id this process's student is known by, what it is): JupyterHub's user, nbgrader's id or the OS user."""
+    """(the student's id, its kind): the JupyterHub user, else nbgrader's id, else the OS user."""
     if os.environ.get("JUPYTERHUB_USER"):
         return os.environ["JUPYTERHUB_USER"], "JupyterHub user"
-    # nbgrader.utils.get_username's rule, written out: importing nbgrader takes seconds (its server extensions),
-    # too long for every kernel's start (tests/course_lib/test_seeds.py checks the two agree)
+    # nbgrader.utils.get_username's rule, copied: importing nbgrader would slow every kernel's start
+    # (tests/course_lib/test_seeds.py checks the two agree)
     try:
         return pwd.getpwuid(os.getuid()).pw_name, "nbgrader id"
-    except (AttributeError, KeyError):  # no password database (Windows), or no entry for this uid (a bare container)
-        pass
+    except (AttributeError, KeyError):
+        pass  # no password database (Windows), or no entry for this uid (a bare container)
     try:
         return getpass.getuser(), "OS user"
     except (OSError, KeyError):
@@ -60,7 +61,7 @@ def student_id() -> tuple[str, str]:
 
 
 def choose_seed(explicit: int | None = None) -> SeedChoice:
-    """The seed to train with: ``explicit`` (a ``--seed``), else ``COURSE_SEED``, else the student's personal seed."""
+    """The seed to train with: ``explicit`` (``--seed``), else ``COURSE_SEED``, else the student's own."""
     if explicit is not None:
         return SeedChoice(explicit, "--seed")
     if os.environ.get("COURSE_SEED", "").strip():

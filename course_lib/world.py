@@ -4,6 +4,10 @@ Birth places are drawn independently of names, so "Where was NAME born?" for a d
 person is answerable only from that person's biography, i.e. only after pretraining on
 wiki.txt; finetuning on train questions teaches the format, not the dev/test facts.
 The world is tiny (~30 places, short ASCII lines) so a small char-level GPT can memorise it on a CPU.
+
+Biographies are short, so a CPU sees each fact many times a minute, and most put the full
+name right before the birth place, as the question "Where was NAME born?" does: finetuning
+then reaches far more of the stored facts (benchmarks/FINDINGS.md, "The synthetic world").
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .layout import DEV, TEST_ANSWERS, TEST_INPUTS, TRAIN, WIKI, WORLD_RECORD
+from course_lib.layout import DEV, TEST_ANSWERS, TEST_INPUTS, TRAIN, WIKI, WORLD_RECORD
 
 MAX_BIO_CHARS = 110  # hard limit on one biography line
 SOFT_BIO_CHARS = 105  # longer lines (up to MAX_BIO_CHARS) only when no template fits this
@@ -58,13 +62,8 @@ _PLACE_ENDS = ("ford", "ton", "mere", "vale", "by", "holm", "stad", "wick", "por
 
 # a template with a question, so "?" and "W" of "Where was NAME born?" are in the vocabulary
 QUESTION_TEMPLATE = "Where was {N} born? In {B}, not {P}"
-# First sentences, short so that a CPU sees each fact many times a minute. Fields:
-# N full name, B birth place, P another place, AO occupation with article, Y birth
-# year. The full name stands right before the birth place in most templates, as in
-# the question "Where was NAME born?": a small model then reaches the stored fact from
-# the question (keyed on the surname, or with other words between name and place, it
-# memorised the facts as well but finetuning reached far fewer of them). Every
-# template names one other place P as well, before the birth place in one.
+# First sentences: N full name, B birth place, P another place (named in every one), AO occupation
+# with article, Y birth year. The full name mostly stands right before B (module docstring).
 _FIRST_TEMPLATES = (
     "{N} was born in {B} and died in {P}",
     "{N} was born in {B} and moved to {P}",
@@ -121,7 +120,7 @@ class WorldConfig:
     n_wiki_only: int = 0  # extra people who appear only in wiki.txt
     n_places: int = 30  # distinct places (birth places and other places)
     place_skew: float = 0.5  # birth-place weight of rank r is 1/(r+2)**place_skew; 0 = uniform
-    second_place_prob: float = 0.0  # chance of preferring a second sentence (one more place) if it fits
+    second_place_prob: float = 0.0  # chance to prefer a second sentence (one more place)
 
     def __post_init__(self):
         for field in ("n_train", "n_dev", "n_test", "n_wiki_only", "n_places"):
@@ -349,7 +348,7 @@ def write_world(out_dir: str | Path, seed: Seed, config: WorldConfig = WorldConf
     def qa(split: str) -> list[str]:
         return [f"{p.question}\t{p.birth_place}" for p in world.split(split)]
 
-    # files an older write_world left here would hand students the answers and the seed
+    # grader-only files from an earlier write here would hand students the answers and the seed
     for stale in (TEST_ANSWERS, WORLD_RECORD):
         (out / stale).unlink(missing_ok=True)
     paths = {

@@ -10,11 +10,11 @@ import re
 import torch
 
 from course_lib.data_files import read_birth_places
-from course_lib.datasets import CharCorruptionDatasetBase, NameDataset
-from course_lib.evaluation import predict_places, write_predictions
-from course_lib.model import GPT, GPTConfig
+from course_lib.gpt.datasets import CharCorruptionDatasetBase, NameDataset
+from course_lib.gpt.evaluation import predict_places, write_predictions
+from course_lib.gpt.model import GPT, GPTConfig
+from course_lib.gpt.trainer import Trainer, TrainerConfig
 from course_lib.presets import get_preset
-from course_lib.trainer import Trainer, TrainerConfig
 
 BORN = re.compile(r"[Bb]orn(?: \d+)? in (\w+)|born\? In (\w+)")
 

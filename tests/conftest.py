@@ -20,7 +20,7 @@ from course_lib.layout import ORIGINAL_DATA_DIR as ORIGINAL_DATA  # noqa: E402
 from course_lib.layout import REPO  # noqa: E402,F401 (tests import it from here)
 from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS  # noqa: E402
 from course_lib.layout import TEST_ANSWERS, WIKI  # noqa: E402
-from course_lib.notebook_loader import load_notebooks, notebook_paths  # noqa: E402
+from course_lib.loader.load import load_notebooks, notebook_paths  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -94,7 +94,8 @@ def _made_once(tmp_path_factory, name: str, make) -> Path:
 def _smoke_runs_with(seed: int, tmp_path_factory, world_dir, reference) -> Path:
     """The reference's run files (params, predictions, logs) in the smoke preset on the default world, trained with
     ``seed`` (``_made_once``)."""
-    from course_lib.runs import RUNS, run
+    from course_lib.run_specs import RUNS
+    from course_lib.runs import run
 
     def make(outputs: Path) -> None:
         for name in RUNS:

@@ -1,7 +1,6 @@
 """Course gradebooks for tests: the assignment's cells saved by nbgrader's own SaveCells, and what the cells hold."""
 from __future__ import annotations
 
-
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import SaveCells

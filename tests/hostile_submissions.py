@@ -1,5 +1,6 @@
 """Hostile submissions, made by Hypothesis: what students who read this repository could hand in to hurt the grader
-or each other. Used by tests/test_fuzz_steps.py (through every grading step) and benchmarks/fuzz_cohort.py (long runs).
+or each other. Used by tests/autograder/units/test_hostile_graders.py and test_hostile_cohort.py (every grading
+step) and benchmarks/fuzz_cohort.py (long runs).
 
 A hostile submission is a student id and a list of entries put into ``submitted/<id>/a5`` (or an exchange folder):
   - notebooks that are malformed JSON, nested deeply, of another nbformat, with huge cells or outputs, with a

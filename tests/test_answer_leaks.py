@@ -95,11 +95,12 @@ FORMULAS = {
     # 08 (a): the layer on the permuted input
     "the layer applied to P @ X": (r"position_free_layer\(P[\w.()]*@X", "code"),
     # 08 (b): the sinusoid, in one function or cell
-    "sinusoid": (r"(10000|1e4|10_000)(\.0*)?(\*\*|\)\*\*|pow|\^).*\b(sin|cos)\(|\b(sin|cos)\(.*(10000|1e4|10_000)", "code"),
+    "sinusoid": (r"(10000|1e4|10_000)(\.0*)?(\*\*|\)\*\*|pow|\^).*\b(sin|cos)\(|\b(sin|cos)\(.*(10000|1e4|10_000)",
+                 "code"),
     # 08 (b): the angles' rates alone (10000 to a power of an arange, or the exp-log form), with or without the
     # sine: a helper returning t / 10000^(2i/d) is most of the answer (the old twin check shipped one)
-    "the angle rates": (r"(10000|1e4|10_000)(\.0*)?\)?(,|\*\*|\)\*\*)[^;]{0,30}?arange|log\((10000|1e4|10_000)(\.0*)?\)",
-                        "code"),
+    "the angle rates": (r"(10000|1e4|10_000)(\.0*)?\)?(,|\*\*|\)\*\*)[^;]{0,30}?arange"
+                        r"|log\((10000|1e4|10_000)(\.0*)?\)", "code"),
 }
 
 
@@ -156,7 +157,7 @@ def test_no_answer_formula_is_shipped():
 def test_scan_covers_what_students_receive():
     """Are the release notebooks and every course_lib module (the explorer and the checks included) scanned?"""
     names = set(shipped_texts())
-    assert {"course_lib/widgets.py", "course_lib/twin_checks.py", "course_lib/attention_math.py"} <= names
+    assert {"course_lib/notebook/widgets.py", "course_lib/checks/twins.py", "course_lib/gpt/attention_math.py"} <= names
     assert {f"notebooks/a5/{p.name}" for p in SOLUTIONS.glob("*.ipynb")} <= names
 
 
@@ -172,7 +173,8 @@ def test_scan_would_catch_the_old_explorer(monkeypatch, tmp_path):
 
 def test_scan_would_catch_the_old_angle_helper():
     """Would the scan have caught the twin check's helper that computed the 08 (b) angles (no sine in it)?"""
-    helper = ("def _phi_angles(T, d):\n    rates = torch.pow(torch.tensor(1e4, dtype=DTYPE), -torch.arange(0, d - 1, 2, "
+    helper = ("def _phi_angles(T, d):\n"
+              "    rates = torch.pow(torch.tensor(1e4, dtype=DTYPE), -torch.arange(0, d - 1, 2, "
               "dtype=DTYPE) / d)\n    return torch.arange(T, dtype=DTYPE)[:, None] * rates\n")
     assert _matches(*FORMULAS["the angle rates"], [("code", helper)])
     assert not _matches(*FORMULAS["sinusoid"], [("code", helper)])  # why the new pattern is needed

@@ -7,13 +7,15 @@ from conftest import REPO
 
 
 def _pins(lines):
-    return {re.split(r"[=<>!~ ]", l.strip(), maxsplit=1)[0].lower(): l.strip().replace(" ", "") for l in lines}
+    return {re.split(r"[=<>!~ ]", line.strip(), maxsplit=1)[0].lower(): line.strip().replace(" ", "")
+            for line in lines}
 
 
 def test_environment_yml_matches_pyproject():
     """Do environment.yml and pyproject.toml pin the same dependencies at the same versions?"""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    from_project = _pins(project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra])
+    extras = [d for extra in project["optional-dependencies"].values() for d in extra]
+    from_project = _pins(project["dependencies"] + extras)
     yml = (REPO / "environment.yml").read_text()
     block = yml.split("- pip:", 1)[1]
     from_yml = _pins(m for m in re.findall(r"^\s+-\s+([A-Za-z][^\s#]*==[^\s#]+)", block, re.M))

@@ -10,7 +10,6 @@ import sys
 
 import nbformat
 import pytest
-
 from conftest import REPO, SOLUTIONS
 
 RELEASE = REPO / "notebooks" / "a5"

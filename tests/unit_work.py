@@ -66,7 +66,7 @@ def fake_autograde_one(student, settings):
 
 def collect_one_failing_for_bob(submitted, name, *args):
     """The collect unit, except that reading bob's folder fails as an unreadable folder does."""
-    from autograder.collecting.collect import collect_one
+    from autograder.collecting.cohort import collect_one
 
     if name == "bob":
         raise PermissionError(13, "Permission denied", f"{submitted}/bob/a5")

@@ -1,4 +1,11 @@
-"""Hidden checks: stronger than the public ones, each in a hidden test cell of its own grade_id.
+"""Hidden checks: what the public checks do not judge, each in a hidden test cell of its own grade_id.
+
+What each adds to its part's public checks:
+- glue, ``02-glue-pretrained``: finetune given a params path loads those params, and train() trains once with the
+  trainer it is given, then saves to writing_params_path (the public check reads the returned configs only);
+- span, ``03-span-hidden``: the public judge itself (``span_problems``) on larger blocks and more draws per plan;
+- synth, ``05-synthesizer-equivalence``: the layer's outputs against the reference solution's, on the original
+  grader's case and fresh ones, and what attention dropout drops.
 
 A hidden check has the public checks' form (``course_lib.checks``): fresh inputs,
 a probe that runs the student's code on them (the probes are course_lib's, so the
@@ -32,25 +39,34 @@ from pathlib import Path
 
 import torch
 
-from course_lib import check_inputs as fresh
-from course_lib.check_common import TOLERANCE, plain, sent
-from course_lib.check_failed import CheckFailed
-from course_lib.glue_checks import finetune_pretrained_probe, one_step, setup_problems
-from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS
-from course_lib.span_checks import span_inputs, span_probe, span_problems
-from course_lib.synth_checks import (
-    _Malformed,
+from course_lib.checks.common import TOLERANCE, plain, sent
+from course_lib.checks.glue import finetune_pretrained_probe, one_step, setup_problems
+from course_lib.checks.inputs import (
+    SYNTH_PARAMS,
+    handout_state,
+    item_indices,
+    random_state,
+    sequence_inputs,
+    synthesizer_config,
+    toy_model,
+    toy_world,
+)
+from course_lib.checks.span import span_inputs, span_probe, span_problems
+from course_lib.checks.synth import (
+    MalformedOutput,
     synth_dims,
     synthesizer_outputs,
     synthesizer_probe,
     term_cases,
     term_problems,
 )
+from course_lib.layout import SOLUTIONS_DIR
+from course_lib.notebook.check_failed import CheckFailed
 
-# bounds of the block sizes drawn, one per plan (sizes the handout never shows; from 17 up, 7/8 of the block plus
-# three masks fits)
+# (low, high) block size drawn per plan: sizes the handout never shows, all >= 17 so that 7/8 of
+# the block plus three masks fits
 SPAN_BLOCK_SIZES = ((19, 27), (41, 63), (129, 199), (201, 255))
-# draws per plan: enough for the truncation's two ends to the exact length at the smallest block (span_problems)
+# draws per plan: enough to see both extremes of the truncated length at the smallest block
 SPAN_SAMPLES = (1000, 1200, 3000, 6000)
 SYNTH_SHAPES = ((6, 3, 8), (16, 4, 12), (32, 8, 20), (12, 1, 5))  # (n_embd, n_head, block_size)
 DROPOUT_DIMS = (16, 2, 7)  # head size 8 >= T = 6: every dropped weight shows in its head's output
@@ -60,24 +76,24 @@ DROPOUT_IDENTIFIABLE = 0.02  # an attention weight this large shows whether drop
 @functools.lru_cache(maxsize=1)
 def reference():
     """The graded parts as the instructor wrote them (trusted code; never in a student's sight)."""
-    from course_lib.notebook_loader import load_notebooks, notebook_paths
+    from course_lib.loader.load import load_notebooks, notebook_paths
 
-    if not SOLUTIONS.is_dir():  # inside the confined grading kernel: the reference is out of sight by design
+    if not SOLUTIONS_DIR.is_dir():  # the confined grading kernel: the reference is hidden by design
         raise CheckFailed("this check compares with the reference solution, which only the course's grader "
                           "can see: its score comes from `python -m autograder grade`")
-    return load_notebooks(notebook_paths(SOLUTIONS), module_name="hidden_reference")
+    return load_notebooks(notebook_paths(SOLUTIONS_DIR), module_name="hidden_reference")
 
 
-# --- finetuning after pretraining (02) -----------------------------------------------------------------
+# --- glue: finetuning after pretraining (02) -----------------------------------------------------
 
 def finetune_pretrained_inputs(rng: random.Random) -> dict:
-    """A toy world without dropout (train()'s one step is then the same whatever draws from torch's generator),
-    its pretrained params, and a seed."""
-    world = fresh.toy_world(rng, dropout=False)
-    state = fresh.random_state(fresh.toy_model(world), rng, scale=0.1)
+    """A toy world without dropout (train()'s one step is then the same whatever draws from torch's
+    generator), its pretrained params, and a seed."""
+    world = toy_world(rng, dropout=False)
+    state = random_state(toy_model(world), rng, scale=0.1)
     # the params file travels with the job; the judge compares with its own copy of the state
     return {**world, "expected_state": state, "params_file": "pretrained.params",
-            "item_indices": fresh.item_indices(rng, world), "seed": rng.randrange(2 ** 31)}
+            "item_indices": item_indices(rng, world), "seed": rng.randrange(2 ** 31)}
 
 
 def _same_state(got, want: dict) -> bool:
@@ -91,16 +107,17 @@ def _distance(a: dict, b: dict) -> float:
 
 
 def _one_step_apart(inputs: dict, fields, before: dict, after: dict) -> bool:
-    """``after`` is one step of the trainer from ``before``: within a quarter of that step's length of the judge's
-    own step (another thread count rounds the step's sums otherwise, by far less; two steps land a whole step
-    away). True when the judge cannot take the step (fields it cannot rebuild): the other checks decide then."""
+    """``after`` is one step of the trainer from ``before``: within a quarter of that step's length
+    of the judge's own step (another thread count rounds the step's sums otherwise, by far less; two
+    steps land a whole step away). True when the judge cannot take the step (fields it cannot
+    rebuild): the other checks decide then."""
     want = one_step(inputs, fields, before)
     return want is None or set(want) != set(after) or _distance(after, want) <= 0.25 * _distance(want, before)
 
 
 def finetune_pretrained_problems(inputs: dict, output) -> list[str]:
-    """With params: loaded into the model, 10 epochs, the rest as without; train() trains that model, then
-    saves its params."""
+    """With params: loaded into the model, 10 epochs, the rest as without; train() trains that
+    model, then saves its params."""
     if not isinstance(output, dict):
         return ["finetune's results did not come back"]
     problems = setup_problems(inputs, output, "finetune after pretraining", 10)
@@ -126,30 +143,31 @@ def finetune_pretrained_problems(inputs: dict, output) -> list[str]:
     return []
 
 
-# --- span corruption (03) ------------------------------------------------------------------------------
+# --- span: span corruption (03) ------------------------------------------------------------------
 
 def span_hidden_inputs(rng: random.Random) -> dict:
+    """The span check's inputs at the hidden block sizes and draw counts."""
     return span_inputs(rng, block_sizes=SPAN_BLOCK_SIZES, samples=SPAN_SAMPLES)
 
 
-# --- synthesizer attention (05) ------------------------------------------------------------------------
+# --- synth: synthesizer attention (05) -----------------------------------------------------------
 
 def _original_case() -> dict:
-    """The original grader's case: initial weights of seed 0, n_embd 6, 3 heads, block 8, input (11, 7, 6)."""
-    from course_lib.attention import SynthesizerAttentionBase
+    """The original grader's case: seed-0 weights, n_embd 6, 3 heads, block 8, input (11, 7, 6)."""
+    from course_lib.gpt.attention import SynthesizerAttentionBase
 
     torch.manual_seed(0)
-    layer = SynthesizerAttentionBase(fresh.synthesizer_config(6, 3, 8))  # the parameters' own initialisation
-    state = {k: v.clone() for k, v in layer.state_dict().items() if k in fresh.SYNTH_PARAMS}
-    # the original's 1e-8 held for its float32 reference against float32 answers; a right answer computed in
-    # float64 (or summed in another order) differs by float32's rounding, ~1e-7 of the norm
+    layer = SynthesizerAttentionBase(synthesizer_config(6, 3, 8))  # its own initial weights
+    state = {k: v.clone() for k, v in layer.state_dict().items() if k in SYNTH_PARAMS}
+    # the original's 1e-8 suited float32 against float32; a right answer in float64 (or summed in
+    # another order) differs by float32's rounding, ~1e-7 of the norm
     return {"dims": [6, 3, 8], "state": state, "inputs": [torch.randn(11, 7, 6)], "tolerance": 1e-5}
 
 
 def _dropout_case(rng: random.Random) -> dict:
-    """Train mode, attention dropout 0.5 only, the projection the identity: y is the heads' outputs themselves."""
+    """Train mode, attention dropout 0.5 only, identity projection: y is the heads' own outputs."""
     n_embd, _, block_size = DROPOUT_DIMS
-    state = fresh.handout_state(rng, DROPOUT_DIMS)
+    state = handout_state(rng, DROPOUT_DIMS)
     state["proj.weight"], state["proj.bias"] = torch.eye(n_embd), torch.zeros(n_embd)
     generator = torch.Generator().manual_seed(rng.randrange(2 ** 62))
     return {"dims": list(DROPOUT_DIMS), "state": state, "train": True, "attn_pdrop": 0.5, "resid_pdrop": 0.0,
@@ -157,12 +175,12 @@ def _dropout_case(rng: random.Random) -> dict:
 
 
 def synthesizer_hidden_inputs(rng: random.Random) -> dict:
-    """The term cases (their own messages say which term differs), then fresh weights and inputs of fixed and
-    drawn sizes with what the reference layer gives on them ("expected" keys: the judge's, never sent to the
-    student's code)."""
+    """The term cases (their own messages say which term differs), then fresh weights and inputs of
+    fixed and drawn sizes with what the reference layer gives on them ("expected" keys: the judge's,
+    never sent to the student's code)."""
     drawn = synth_dims(rng)
-    cases = [{"dims": list(dims), "state": fresh.handout_state(rng, dims), "tolerance": 1e-4,
-              "inputs": fresh.sequence_inputs(rng, dims[0], dims[2])} for dims in (*SYNTH_SHAPES, drawn)]
+    cases = [{"dims": list(dims), "state": handout_state(rng, dims), "tolerance": 1e-4,
+              "inputs": sequence_inputs(rng, dims[0], dims[2])} for dims in (*SYNTH_SHAPES, drawn)]
     cases = [*term_cases(rng, drawn), *cases, _original_case(), _dropout_case(rng)]
     for case in cases:
         if case.get("term"):
@@ -177,7 +195,7 @@ def synthesizer_hidden_inputs(rng: random.Random) -> dict:
 
 
 def _reference_layer(case: dict):
-    layer = reference().SynthesizerAttention(fresh.synthesizer_config(*case["dims"]))
+    layer = reference().SynthesizerAttention(synthesizer_config(*case["dims"]))
     layer.load_state_dict(case["state"], strict=False)
     return layer.eval()
 
@@ -195,18 +213,21 @@ def _attention_weights(layer, x: torch.Tensor) -> torch.Tensor:
 
 
 def _dropout_problems(case: dict, y: torch.Tensor) -> list[str]:
-    """Train mode: every row of each head's output is sum_s d_s A_ts v_s / (1 - p) for some d in {0, 1}^(t+1),
-    A the reference's weights (found by trying every d); some weights dropped and some kept. A right answer
-    keeps (or drops) every one of its >= 60 clearly visible weights with probability <= 2 * 0.5^60."""
+    """Train mode: every row of each head's output is sum_s d_s A_ts v_s / (1 - p) for some
+    d in {0, 1}^(t+1), A the reference's weights (found by trying every d); some weights dropped and
+    some kept. A right answer keeps (or drops) all its >= 60 clearly visible weights with
+    probability <= 2 * 0.5^60."""
     x, p = case["inputs"][0], case["attn_pdrop"]
-    weights = case["expected_weights"].double()  # (B, nh, T, T): the reference's, computed with the inputs
+    weights = case["expected_weights"].double()  # (B, nh, T, T): the reference's, on these inputs
     B, nh, T, _ = weights.shape
     values = (x.double() @ case["state"]["value.weight"].double().T + case["state"]["value.bias"].double())
     values = values.view(B, T, nh, -1).transpose(1, 2)  # (B, nh, T, hs)
-    heads = y.double().view(B, T, nh, -1).transpose(1, 2)  # (B, nh, T, hs): the projection is the identity
+    # (B, nh, T, hs): y's heads as they are, since the projection is the identity
+    heads = y.double().view(B, T, nh, -1).transpose(1, 2)
     kept, dropped = 0, 0
     for t in range(T):
-        masks = torch.tensor(list(itertools.product((0.0, 1.0), repeat=t + 1)), dtype=torch.float64)  # (M, t+1)
+        # (M, t+1): every keep/drop choice of row t's weights
+        masks = torch.tensor(list(itertools.product((0.0, 1.0), repeat=t + 1)), dtype=torch.float64)
         coeffs = masks * weights[:, :, t, None, : t + 1] / (1 - p)  # (B, nh, M, t+1)
         candidates = coeffs @ values[:, :, : t + 1]  # (B, nh, M, hs)
         error = (candidates - heads[:, :, t, None]).abs().amax(-1)  # (B, nh, M)
@@ -225,13 +246,13 @@ def _dropout_problems(case: dict, y: torch.Tensor) -> list[str]:
 
 
 def _heads_part(y: torch.Tensor, state: dict) -> torch.Tensor:
-    """(B, T, C) the heads' outputs side by side, before the output projection: y with the projection undone."""
+    """(B, T, C): the heads' outputs side by side, i.e. y with the output projection undone."""
     weight, bias = state["proj.weight"].double(), state["proj.bias"].double()
     return torch.linalg.solve(weight, (y.double() - bias).transpose(-1, -2)).transpose(-1, -2)
 
 
 def _where_differs(case: dict, y: torch.Tensor, want: torch.Tensor) -> str:
-    """Where an output first differs: its position and the head whose part (before the projection) differs."""
+    """Where an output first differs: its position and the head whose part (pre-projection) does."""
     n_embd, n_head, _ = case["dims"]
     got, ref = _heads_part(y, case["state"]), _heads_part(want, case["state"])
     off = ((got - ref).abs() > 1e-3 * max(1.0, float(ref.abs().max()))).any(0)  # (T, C)
@@ -242,12 +263,12 @@ def _where_differs(case: dict, y: torch.Tensor, want: torch.Tensor) -> str:
 
 
 def synthesizer_hidden_problems(inputs: dict, output) -> list[str]:
-    """The term cases, the same outputs as the reference layer with the same weights (eval mode, several shapes),
-    and attention dropout acting on the attention weights in training. Each message names the term, or the
-    position and head, that differs."""
+    """The term cases, the same outputs as the reference layer with the same weights (eval mode,
+    several shapes), and attention dropout acting on the attention weights in training. Each message
+    names the term, or the position and head, that differs."""
     try:
         results = synthesizer_outputs(inputs, output)
-    except _Malformed as err:
+    except MalformedOutput as err:
         return [str(err)]
     for case, result in zip(inputs["cases"], results):
         if case.get("term") or case.get("train"):
@@ -264,9 +285,9 @@ def synthesizer_hidden_problems(inputs: dict, output) -> list[str]:
     return []
 
 
-# --- the table, and the functions the hidden test cells call -------------------------------------------
+# --- the table, and the functions the hidden test cells call -------------------------------------
 
-# grade_id -> (inputs, probe, judge); autograder.checks.registry holds the points and the names each needs
+# grade_id -> (inputs, probe, judge); points and needed names are in autograder.checks.registry
 HIDDEN = {
     "02-glue-pretrained": (finetune_pretrained_inputs, finetune_pretrained_probe, finetune_pretrained_problems),
     "03-span-hidden": (span_hidden_inputs, span_probe, span_problems),
@@ -280,21 +301,22 @@ SCORED_OUTSIDE = ("this hidden check is judged by the course's grader, outside y
 
 
 def judged_outside() -> None:
-    """A hidden cell in nbgrader's autograde: CheckFailed saying where its score comes from (zero until the trusted
-    score is written: a kernel that runs student code holds no grading seed and no reference output)."""
+    """A hidden cell in nbgrader's autograde: CheckFailed saying where its score comes from (zero
+    until the trusted score is written: a kernel that runs student code holds no grading seed and no
+    reference output)."""
     if os.environ.get("NBGRADER_EXECUTION") == "autograde":
         raise CheckFailed(SCORED_OUTSIDE)
 
 
 def _inputs(grade_id: str, seed: int | None) -> tuple[dict, str]:
-    """The check's inputs, drawn here from ``seed`` (a fresh one when None), and where they came from."""
+    """The check's inputs drawn from ``seed`` (fresh when None), and where they came from."""
     seed = random.SystemRandom().randrange(2 ** 31) if seed is None else seed
     return HIDDEN[grade_id][0](random.Random(seed)), f"inputs of seed {seed}"
 
 
 def run_hidden(grade_id: str, parts, seed: int | None = None) -> None:
-    """A hidden test cell: the grader's inputs, probe and judge in this kernel (in nbgrader's autograde: nothing, the
-    trusted grader judges); CheckFailed with the first problem."""
+    """A hidden test cell: the grader's inputs, probe and judge in this kernel (in nbgrader's
+    autograde: nothing, the trusted grader judges); CheckFailed with the first problem."""
     judged_outside()
     _, probe, judge = HIDDEN[grade_id]
     inputs, origin = _inputs(grade_id, seed)
@@ -308,15 +330,18 @@ def run_hidden(grade_id: str, parts, seed: int | None = None) -> None:
 
 
 def check_finetune_after_pretraining(initialize_vanilla_model, finetune, train, seed: int | None = None) -> None:
+    """The hidden test cell 02-glue-pretrained."""
     run_hidden("02-glue-pretrained", types.SimpleNamespace(initialize_vanilla_model=initialize_vanilla_model,
                                                            finetune=finetune, train=train), seed)
 
 
 def check_span_corruption_hidden(dataset_class, seed: int | None = None) -> None:
+    """The hidden test cell 03-span-hidden."""
     run_hidden("03-span-hidden", types.SimpleNamespace(CharCorruptionDataset=dataset_class), seed)
 
 
 def check_synthesizer_hidden(attention_class, seed: int | None = None) -> None:
+    """The hidden test cell 05-synthesizer-equivalence."""
     judged_outside()
-    reference()  # no reference in sight (the confined grading kernel): say so before running anything
+    reference()  # in the confined grading kernel there is none: say so before running anything
     run_hidden("05-synthesizer-equivalence", types.SimpleNamespace(SynthesizerAttention=attention_class), seed)

@@ -1,24 +1,25 @@
-"""The training hyperparameters a student's glue chooses, read off the glue checks' raw outputs, for the audit.
+"""The hyperparameters a student's glue chooses, read off the glue checks' outputs, for the audit.
 
 The audit retrains with the course's reference code (``autograder.grading.audit``), so the
 student's own choices come from what the probe job already returned: each glue check's probe
-sends back the Trainer's config as plain values (``course_lib.checks._fields``). The fields
-the checks pin (epochs, batch size, learning rate, schedule, workers) are the handout's when
-the check passed, so the reference's own values are the student's; ``final_tokens`` was
-computed on the check's toy world and is left to the reference, which computes it as the
-check demands. What is taken is the rest of the optimisation: the fields below, each only when
-it is a value the trainer accepts. The graded preset's overrides still come last, as they do in
-the student's own runs. The values come from a process that ran student code: they choose
-hyperparameters only, which a student chooses anyway, and are never more than the types below.
+sends back the Trainer's config as plain values (``course_lib.checks.glue._fields``). The fields
+the checks pin (epochs, batch size, learning rate, schedule, workers) are the handout's when the
+check passed, so the reference's values are the student's; ``final_tokens`` was computed on the
+check's toy world and is left to the reference, which computes it as the check demands. Taken is
+the rest of the optimisation (``FIELDS``), each only when the trainer accepts its value; the
+graded preset's overrides still come last, as in the student's own runs. The values come from a
+process that ran student code: they only choose hyperparameters, which a student chooses anyway,
+and are never more than the types ``FIELDS`` accepts.
 """
 from __future__ import annotations
 
 import math
 
-# the check whose probe returned a stage's Trainer config -> that stage's name in course_lib.presets.Preset
+# check whose probe returns a stage's Trainer config -> that stage's course_lib.presets.Preset field
 STAGES = {"02-glue-config": "finetune_without_pretrain", "02-glue-pretrained": "finetune_with_pretrain",
           "04-pretrain-config": "pretrain"}
-MAX_LENGTH_BUCKETS = 64  # more would only cost the audit time: the trainer regroups that many batches at once
+# more would only slow the audit: the trainer regroups that many batches at once
+MAX_LENGTH_BUCKETS = 64
 
 
 def _fraction(value) -> bool:
@@ -33,8 +34,8 @@ def _count(value, top: int | None = None) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1 and (top is None or value <= top)
 
 
-# TrainerConfig fields the checks leave to the student that change what training computes -> whether a value is one
-# the trainer takes (device, threads, workers, paths, progress and speed switches are the grader's, not the student's)
+# TrainerConfig fields left to the student that change what training computes -> whether the trainer
+# takes a value (device, threads, workers, paths, progress and speed switches are the grader's)
 FIELDS = {
     "betas": lambda v: isinstance(v, (list, tuple)) and len(v) == 2 and all(_fraction(b) for b in v),
     "grad_norm_clip": _positive,
@@ -47,8 +48,8 @@ FIELDS = {
 
 
 def of_stage(config) -> tuple[dict, list[str]]:
-    """The fields of one Trainer config (a probe's raw ``trainer_config``) the audit trains with; the fields left out
-    because their value is not one the trainer takes."""
+    """The fields of one Trainer config (a probe's raw ``trainer_config``) the audit trains with;
+    the fields left out because the trainer does not take their value."""
     if not isinstance(config, dict):
         return {}, []
     taken, refused = {}, []
@@ -64,8 +65,8 @@ def of_stage(config) -> tuple[dict, list[str]]:
 
 
 def from_outputs(outputs: dict) -> tuple[dict[str, dict], list[str]]:
-    """stage -> the student's fields, from the raw outputs of the glue checks that passed (grade_id -> output); notes
-    on what was left out, for the instructor's log."""
+    """stage -> the student's fields, from the raw outputs of the glue checks that passed
+    (grade_id -> output); notes on what was left out, for the instructor's log."""
     stages, notes = {}, []
     for grade_id, stage in STAGES.items():
         output = outputs.get(grade_id)

@@ -11,7 +11,7 @@ from course_lib.run_specs import RUNS
 
 
 def training_chain(part: RunPart) -> tuple[str, ...]:
-    """The training runs that make a run part's params, in order (a finetune after its pretraining)."""
+    """The training runs that make a run part's params, in order (pretraining before finetune)."""
     writes = {spec.writes: name for name, spec in RUNS.items() if spec.writes}
     chain, params = [], part.params
     while params in writes:

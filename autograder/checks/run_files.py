@@ -1,8 +1,7 @@
-"""The run parts by name: the runs each is made of, the files the grader reads for it, the cells of its points.
+"""The run parts by name: their runs, the files the grader reads for each, the cells of its points.
 
-Names only, and no torch: the steps that only read files (collect, similarity, the report, the feedback
-pages) and the commands that start them import this, not the checks' registry (which imports torch, about
-1 CPU-s a process).
+Names only, no torch: the steps that only read files (collect, similarity, the report, the feedback
+pages) and the commands that start them import this, not the checks' registry, which imports torch.
 """
 from __future__ import annotations
 
@@ -13,15 +12,15 @@ from course_lib.run_specs import RUNS
 
 @dataclass(frozen=True)
 class RunPart:
-    """One training run's graded files; scored on what the grader's own decoding of its params answers."""
+    """One training run's graded files, scored on the grader's own decoding of its params."""
 
     name: str  # e.g. "vanilla_pretrain" (bars.toml's key)
     params: str  # the params file evaluated
     dev: str  # the dev predictions file
     test: str  # the test predictions file
     attention: str  # "vanilla" or "synthesizer": which trusted layer decodes the params
-    code_of: tuple[str, ...]  # the notebooks (by number) whose code the run runs (registry.needs: their checks)
-    notebook: str  # the notebook (without .ipynb) whose run cells hold its points in nbgrader's gradebook
+    code_of: tuple[str, ...]  # notebooks (by number) whose code it runs; see registry.needs
+    notebook: str  # notebook (no .ipynb) whose run cells hold its points in nbgrader's gradebook
     dev_run: str  # course_lib.runs name of the dev evaluation (what its run cell checks)
     test_run: str  # course_lib.runs name of the test evaluation
 
@@ -46,7 +45,7 @@ RUN_PARTS: tuple[RunPart, ...] = (
               "synthesizer_eval_test_with_pretrain", "synthesizer", ("02", "03", "04", "05"), "05_synthesizer"),
 )
 RUN_FILES = tuple(sorted({n for p in RUN_PARTS for n in (p.params, p.dev, p.test)}))
-# every named run's log: the notebooks' run cells show them while grading, the audit reads the seeds from them
+# every named run's log: shown by the run cells while grading; the audit reads its seeds
 RUN_LOGS = frozenset(f"{run}.json" for run in RUNS)
-# "<run part>/<split>" (a PartResult's part) -> (notebook, grade_id) of the run cell holding its points in nbgrader
+# "<run part>/<split>" (a PartResult's part) -> (notebook, grade_id) of the run cell with its points
 RUN_CELLS = {f"{p.name}/{split}": (p.notebook, p.cell(split)) for p in RUN_PARTS for split in ("dev", "test")}

@@ -1,4 +1,4 @@
-"""The collect step: every grading step reads a sanitised copy of each submission, never ``submitted/`` itself.
+"""The collect step: grading reads a sanitised copy of each submission, never ``submitted/`` itself.
 
 nbgrader lays submissions out as ``submitted/<student>/<assignment>/...``: the notebooks at
 the top and the training runs' files at the top or in ``outputs/``. A submission is the
@@ -19,13 +19,12 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.checks.run_files import (
     RUN_FILES,  # the run files graded: params and predictions of each run part
-    RUN_LOGS,  # every run's log: shown by the run cells while grading, the seeds the audit retrains with
+    RUN_LOGS,  # every run's log: the run cells show it; the audit retrains with its seeds
 )
 from autograder.collecting.prints import Prints, prints_of
 from autograder.collecting.safe_files import (
@@ -43,14 +42,13 @@ from autograder.collecting.safe_files import (
     size_text,
 )
 from autograder.collecting.student_ids import id_problem
-from autograder.units.limits import UnitLimits
-from autograder.units.stage import Step, outcomes
 from course_lib import layout
 
 OUTPUTS = "outputs"  # the run files' folder, in a submission and in the copy
-TIMESTAMP = "timestamp.txt"  # nbgrader's record of when the submission came in (late penalties read it)
-SECRET = "submission_secret.txt"  # nbgrader's submit writes it; release_feedback needs it to hand feedback back
-SAFE_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,64}$")  # an assignment name (the instructor's, not a dot first)
+TIMESTAMP = "timestamp.txt"  # when nbgrader received the submission (late penalties read it)
+SECRET = "submission_secret.txt"  # written by nbgrader submit; release_feedback needs it
+# an assignment name: the instructor's, one plain path component (no leading dot: is_safe_name)
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,64}$")
 MAX_REASONS = 100  # reasons kept per submission; the rest are counted in one last line
 
 
@@ -62,7 +60,7 @@ class Limits:
     params_bytes: int = 64 * MB  # one .params file (the course's largest model saves ~13 MB)
     predictions_bytes: int = 2 * MB  # one .predictions file (and any other small file)
     total_bytes: int = 200 * MB  # one submission in all
-    max_entries: int = 2000  # entries listed per folder for the instructor's reasons (wanted files are looked up)
+    max_entries: int = 2000  # entries listed a folder for reasons; wanted files are found by name
 
 
 @dataclass(frozen=True)
@@ -70,8 +68,8 @@ class Wanted:
     """The files a submission of the assignment is made of, by name."""
 
     notebooks: frozenset[str]  # the assignment's notebooks, at the top of the submission
-    run_files: frozenset[str]  # the graded runs' params and predictions (and training logs), in outputs/ or at the top
-    extras: frozenset[str] = frozenset({TIMESTAMP, SECRET})  # small files nbgrader itself reads, at the top
+    run_files: frozenset[str]  # runs' params, predictions and logs, in outputs/ or at the top
+    extras: frozenset[str] = frozenset({TIMESTAMP, SECRET})  # nbgrader's small files, at the top
 
 
 def wanted_for(assignment: str, release: Path | None = None) -> Wanted:
@@ -86,12 +84,14 @@ class Collected:
     """One student's sanitised submission, or why there is none."""
 
     student: str  # the student id (the folder's name in submitted/)
-    folder: Path | None  # the copy: dest/<student>/<assignment> (None when nothing usable was found)
-    dropped: list[str] = field(default_factory=list)  # for the instructor: one reason per thing left out
-    notes: dict[str, str] = field(default_factory=dict)  # expected file -> why it is missing, for the student
-    inodes: dict[str, tuple[int, int]] = field(default_factory=dict)  # copied file -> its source's (device, inode)
-    linked: list[str] = field(default_factory=list)  # copied files whose source had other hard links
-    prints: Prints = Prints((), (), "")  # the copy's hashes, made in the student's unit (flags, re-runs)
+    folder: Path | None  # the copy: dest/<student>/<assignment> (None: nothing usable found)
+    dropped: list[str] = field(default_factory=list)  # instructor's: one reason per thing left out
+    # for the student: expected file -> why it is missing
+    notes: dict[str, str] = field(default_factory=dict)
+    # copied file -> its source's (device, inode)
+    inodes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    linked: list[str] = field(default_factory=list)  # copies whose source had other hard links
+    prints: Prints = Prints((), (), "")  # the copy's hashes from its unit (for flags and re-runs)
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ class _Reasons(list):
 
 
 def is_safe_name(name: str) -> bool:
-    """Whether ``name`` may be an assignment name: one plain path component of the instructor's choosing."""
+    """Whether ``name`` can be an assignment name: a single plain path component."""
     return bool(SAFE_NAME.match(name)) and not name.startswith(".")
 
 
@@ -143,14 +143,14 @@ def _near(name: str) -> str:
     return re.sub(r"\s+", "", name).casefold()
 
 
-# --- one submission --------------------------------------------------------------------------------
+# --- one submission ------------------------------------------------------------------------------
 
 
 @dataclass
 class _Found:
     """A wanted file, as found: the open folder holding it and where its copy goes."""
 
-    dir_fd: int
+    dir_fd: int  # the open folder holding it
     name: str  # its name in that folder (a link inside the submission resolved)
     label: str  # its path in the submission, as reasons show it
     target: str  # where the copy goes, relative to dest/<student>/<assignment>
@@ -167,7 +167,7 @@ class _Submission:
     def __init__(self, top_fd: int, wanted: Wanted, limits: Limits, reasons: _Reasons):
         self.top_fd, self.wanted, self.limits, self.reasons = top_fd, wanted, limits, reasons
         self.notes: dict[str, str] = {}
-        self.held: list[int] = []  # folders opened while following links: closed with the submission
+        self.held: list[int] = []  # folders opened following links, closed with the submission
         self.outputs_fd: int | None = None
         st = lstat_at(OUTPUTS, top_fd)
         place = (top_fd, OUTPUTS, st) if st is not None else None
@@ -187,8 +187,8 @@ class _Submission:
             os.close(fd)
 
     def _through_link(self, parts: list[str], label: str) -> tuple[int, str, os.stat_result] | None:
-        """Where a link in the submission leads, when it stays inside it: (folder, name, its lstat); None (with a
-        reason and a note) when it leads out or nowhere."""
+        """Where a link in the submission leads, when it stays inside it: (folder, name, its lstat);
+        None (with a reason and a note) when it leads out or nowhere."""
         try:
             resolved = resolve_inside(self.top_fd, parts)
         except OutsideLink as err:
@@ -204,8 +204,8 @@ class _Submission:
         return fd, name, lstat_at(name, fd)
 
     def _regular(self, dir_fd: int, name: str, label: str) -> tuple[int, str] | None | bool:
-        """(folder, name) of a regular file, following a link that stays inside the submission; None when absent;
-        False (with a reason and a note) for anything else."""
+        """(folder, name) of a regular file, following a link that stays inside the submission; None
+        when absent; False (with a reason and a note) for anything else."""
         st = lstat_at(name, dir_fd)
         if st is None:
             return None
@@ -223,7 +223,7 @@ class _Submission:
         return False
 
     def find(self) -> list[_Found]:
-        """The wanted files that are regular files: notebooks and extras at the top, run files in outputs/ first."""
+        """Wanted regular files: notebooks and extras at the top, run files in outputs/ first."""
         found = []
         for name in sorted(self.wanted.notebooks | self.wanted.extras):
             if place := self._regular(self.top_fd, name, name):
@@ -240,7 +240,7 @@ class _Submission:
         return found
 
     def explain_the_rest(self, found: list[_Found]) -> None:
-        """Reasons for what else is there (a bounded listing), and notes for names that miss a wanted one."""
+        """Reasons for what else is there (a bounded listing); notes for names near a wanted one."""
         taken = {f.label for f in found} | {f"{OUTPUTS}/{n}" for n in self.wanted.run_files} | set(self.notes)
         missing = {_near(n): n for n in self.wanted.notebooks if n not in {f.wanted for f in found} | set(self.notes)}
         folders = [("", self.top_fd)] + ([(f"{OUTPUTS}/", self.outputs_fd)] if self.outputs_fd is not None else [])
@@ -270,10 +270,10 @@ def collect_submission(student_dir: Path, student: str, assignment: str, dest: P
     below it is. Notebooks land at the top of the copy and run files in its ``outputs/``, whichever
     of the two places they came from (``outputs/`` wins when both hold one). Raises ValueError for
     an unsafe ``assignment`` name and FileExistsError when the copy's folder is there already (both
-    the grader's mistakes). An OSError while reading (an unreadable folder) propagates; collect_cohort
-    makes it a reason.
+    the grader's mistakes). An OSError while reading (an unreadable folder) propagates;
+    collect_cohort makes it a reason.
     """
-    _check_assignment(assignment)
+    check_assignment(assignment)
     wanted = wanted or wanted_for(assignment)
     student_dir = Path(student_dir)
     problem = id_problem(student)
@@ -281,14 +281,14 @@ def collect_submission(student_dir: Path, student: str, assignment: str, dest: P
         return Collected(shown(student), None, [f"{shown(student)}: {problem}, so not collected"])
     parent = os.open(student_dir.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        collected = _collect(parent, student_dir.name, student, assignment, Path(dest), limits, wanted)
+        collected = collect_at(parent, student_dir.name, student, assignment, Path(dest), limits, wanted)
     finally:
         os.close(parent)
     collected.prints = prints_of(collected.folder)
     return collected
 
 
-def _collect(parent_fd: int, name: str, student: str, assignment: str, dest: Path, limits: Limits,
+def collect_at(parent_fd: int, name: str, student: str, assignment: str, dest: Path, limits: Limits,
              wanted: Wanted) -> Collected:
     """The submission in folder ``name`` of the open folder ``parent_fd``, for ``student``."""
     st = lstat_at(name, parent_fd)
@@ -321,7 +321,7 @@ def _collect(parent_fd: int, name: str, student: str, assignment: str, dest: Pat
 
 
 def _copy_all(found: list[_Found], out_dir: Path, reasons: _Reasons, limits: Limits, into: Collected) -> Path | None:
-    """Copy the found files into ``out_dir`` (created here, removed again if nothing lands); the folder or None."""
+    """Copy the found files into a new ``out_dir`` (removed if nothing lands); it, or None."""
     if not found:
         return None
     out_dir.mkdir(parents=True)  # FileExistsError: the grader's dest holds an old copy
@@ -338,7 +338,7 @@ def _copy_all(found: list[_Found], out_dir: Path, reasons: _Reasons, limits: Lim
                 continue
             remaining -= st.st_size
             into.inodes[item.target] = (st.st_dev, st.st_ino)
-            if st.st_nlink > 1:  # an honest backup or a cp -al gathering: the content counts, the link is noted
+            if st.st_nlink > 1:  # an honest backup or cp -al: the content counts, the link is noted
                 into.linked.append(item.target)
     except BaseException:
         shutil.rmtree(out_dir, ignore_errors=True)
@@ -362,62 +362,7 @@ def _remove_if_empty(folder: Path) -> None:
         pass
 
 
-def _check_assignment(assignment: str) -> None:
+def check_assignment(assignment: str) -> None:
+    """ValueError unless ``assignment`` is a safe name (the grader's mistake, not a student's)."""
     if not is_safe_name(assignment):
         raise ValueError(f"not a safe assignment name: {shown(assignment)}")
-
-
-# --- a cohort --------------------------------------------------------------------------------------
-
-
-# one student's collect: listing up to 2,000 entries a folder and copying at most 200 MB; a copy is made of the
-# grader's own bytes (no student code runs), so the memory is the listing's and the prints' (bounded JSON)
-# torch for the params' sketches (run_prints), loaded once by the fork server, not by the command that starts it
-COLLECT = Step("collect", UnitLimits(seconds=120, memory_mb=1024), preload=("autograder.collecting.collect", "torch"))
-
-
-def collect_one(submitted: str, name: str, assignment: str, dest: str, limits: Limits, wanted: Wanted) -> Collected:
-    """In the student's own unit: the sanitised copy of ``submitted/<name>`` and its prints."""
-    parent = os.open(submitted, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        collected = _collect(parent, name, name, assignment, Path(dest), limits, wanted)
-    finally:
-        os.close(parent)
-    collected.prints = prints_of(collected.folder)
-    return collected
-
-
-def collect_cohort(submitted: Path, assignment: str, dest: Path, limits: Limits = Limits(),
-                   wanted: Wanted | None = None, only: Iterable[str] | None = None,
-                   workers: int = len(os.sched_getaffinity(0))) -> Cohort:
-    """One Collected per usable student id in ``submitted/`` (sorted), every other name refused with its reason;
-    each student is collected in a unit of its own (``autograder.units``), so one student's files (unreadable,
-    vanishing, nested too deeply to fingerprint) make that student's reasons, never stop the rest. ``only``
-    restricts it to those ids. ``dest`` must be absent or empty (FileExistsError otherwise), so no copy mixes with
-    an old one."""
-    _check_assignment(assignment)
-    wanted = wanted or wanted_for(assignment)
-    dest = Path(dest)
-    if dest.is_dir() and any(dest.iterdir()):
-        raise FileExistsError(f"{dest} is not empty")
-    only = set(only) if only is not None else None
-    with os.scandir(submitted) as entries:
-        names = sorted(entry.name for entry in entries if only is None or entry.name in only)
-    cohort = Cohort([], [])
-    students = []
-    for name in names:
-        problem = id_problem(name)
-        if problem:  # every name of submitted/ is a student or a refusal, a hidden one included
-            cohort.refused.append(Refused(shown(name), problem))
-        else:
-            students.append(name)
-    dest.mkdir(parents=True, exist_ok=True)
-    done = outcomes(COLLECT, len(students), lambda i: (collect_one, (str(submitted), students[i], assignment,
-                                                                       str(dest), limits, wanted)), workers=workers)
-    for name, outcome in zip(students, done):
-        if outcome.ok:
-            cohort.students.append(outcome.value)
-            continue
-        shutil.rmtree(dest / name, ignore_errors=True)  # whatever the unit copied before it failed
-        cohort.students.append(Collected(name, None, [f"the submission could not be collected: {outcome.failure}"]))
-    return cohort

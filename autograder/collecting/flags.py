@@ -1,4 +1,4 @@
-"""What the instructor should look at across a cohort: files two students share, notebooks that are someone else's.
+"""What an instructor should look at across a cohort: shared files, notebooks someone else wrote.
 
 Flags never change a score (an honest student whose file another student hard-linked keeps
 every point): they list pairs for a person to read, in ``flags.csv``. Made from the prints each
@@ -26,7 +26,6 @@ from autograder.collecting.prints import notebook_fingerprint
 from course_lib import layout
 from course_lib.seeds import personal_seed
 
-
 SOLUTION = "(the solution notebook)"  # the other party of a notebook identical to the instructor's
 
 
@@ -35,7 +34,7 @@ class Flag:
     """Two parties sharing something, for the instructor to look at."""
 
     file: str  # the file (as the assignment names it)
-    student: str
+    student: str  # a student
     other: str  # another student, or SOLUTION
     why: str  # in the instructor's words
 
@@ -54,7 +53,7 @@ def _pairs(groups: dict, file_of, why: str) -> list[Flag]:
 
 
 def _classmates_seeds(collected: list[Collected]) -> list[Flag]:
-    """A run log recording another student's personal seed: the run was theirs, or trained as theirs."""
+    """Run logs recording another student's personal seed: their run, or trained as theirs."""
     owners = {personal_seed(c.student): c.student for c in collected}
     flags = []
     for c in collected:
@@ -71,8 +70,9 @@ def _classmates_seeds(collected: list[Collected]) -> list[Flag]:
 def cohort_flags(collected: list[Collected], assignment: str = layout.ASSIGNMENT,
                  solutions: Path | None = None, release: Path | None = None,
                  gold: dict[str, bytes] | None = None) -> list[Flag]:
-    """Every flag of the cohort, sorted by kind then file. ``gold`` (split -> the right answers' hashes,
-    ``near_copies.gold_hashes``) lets near-copies be found by their answers as well as their weights."""
+    """Every flag of the cohort, sorted by kind then file. ``gold`` (split -> the right answers'
+    hashes, ``near_copies.gold_hashes``) lets near-copies be found by their answers as well as their
+    weights."""
     solutions = solutions or layout.SOLUTIONS_DIR.parent / assignment
     release = release or layout.RELEASE_DIR.parent / assignment
     run_files: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -94,9 +94,8 @@ def cohort_flags(collected: list[Collected], assignment: str = layout.ASSIGNMENT
             if mark == solution_prints.get(name):
                 flags.append(Flag(name, c.student, SOLUTION, "identical cells to the instructor's solution"))
             notebooks[(name, mark)].append(c.student)
-    # byte-identical params and run logs only: predictions are the params' own answers (the grader decodes them), and
-    # two honest students' weak models may well give the same answers, the most common place to every question;
-    # answers that agree beyond chance are near_copies' evidence, which allows for that
+    # byte-identical params and logs only: two honest weak models may both answer the commonest
+    # place everywhere, so predictions count only through near_copies, which allows for chance
     flags += _pairs({k: v for k, v in run_files.items() if len(set(v)) > 1}, lambda k: k[0], "byte-identical files")
     flags += _pairs({k: v for k, v in inodes.items() if len(set(v)) > 1}, lambda k: k[2],
                     "the same file (a hard link) in both submissions")

@@ -1,21 +1,21 @@
-"""Runs two students share though not byte for byte: every pair compared through the prints their collect units made.
+"""Runs two students share though not byte for byte: every pair's collect-unit prints compared.
 
-Each student trains from a seed of their own (``course_lib.seeds``), so two honest students'
-weights are unrelated and their wrong answers differ. A run copied from a classmate and
-changed a little (a value nudged, noise added, a line of predictions edited, the params saved
-another way) keeps both. For each run part and each pair of students:
-  - **weights**: the median, over the weight matrices both params files hold, of the absolute
-    cosine of their sketches (``run_prints``): a copy keeps it near 1 (a function-preserving
-    sign flip of some matrices too), two own seeds leave it near 0;
-  - **answers**: on each split, the questions either of the two answers wrongly, and on those
-    how often they give the same answer, beyond what chance explains: Cohen's kappa against
-    the agreement their own answer frequencies give by chance (two models that answer every
-    question alike, "" or the commonest place, carry no evidence). Questions both answer right
-    are left out: agreeing there is what accuracy explains.
-A pair is a near-copy when either measure passes its bound (``Bounds``, measured on honest
-students and perturbed copies: ``benchmarks/run_similarity.py``, "Near-copies of runs" in
-benchmarks/FINDINGS.md). The driver compares only the prints (a few kilobytes a student), in
-blocks of students, so the cost stays small for 500 students.
+Each student trains from a seed of their own (``course_lib.seeds``), so two honest students' weights
+are unrelated and their wrong answers differ. A run copied from a classmate and changed a little (a
+value nudged, noise added, a line of predictions edited, the params saved another way) keeps both.
+For each run part and each pair of students:
+  - **weights**: the median, over the weight matrices both params files hold, of the absolute cosine
+    of their sketches (``run_prints``): a copy keeps it near 1 (a function-preserving sign flip of
+    some matrices too), two own seeds leave it near 0;
+  - **answers**: on each split, the questions either of the two answers wrongly, and on those how
+    often they give the same answer, beyond what chance explains: Cohen's kappa against the
+    agreement their own answer frequencies give by chance (two models that answer every question
+    alike, "" or the commonest place, carry no evidence). Questions both answer right are left out:
+    agreeing there is what accuracy explains.
+A pair is a near-copy when either measure passes its bound (``Bounds``, measured on honest students
+and perturbed copies: ``benchmarks/run_similarity.py``, "Near-copies of runs" in
+benchmarks/FINDINGS.md). The driver compares only the prints (a few kilobytes a student), in blocks
+of students, so the cost stays small for 500 students.
 """
 from __future__ import annotations
 
@@ -26,24 +26,24 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.checks.run_files import RUN_PARTS
 from autograder.checks.run_chains import CHAINS
+from autograder.checks.run_files import RUN_PARTS
 from autograder.collecting.prints import Prints
 from autograder.collecting.run_prints import LINE_HASH, SKETCH_WIDTH, hash_answers, trimmed
 from course_lib import layout
 from course_lib.data_files import read_birth_places
 
-BLOCK = 64  # students whose weights are compared against everyone's at once (bounds the driver's scratch memory)
+BLOCK = 64  # students compared against everyone at once (bounds the driver's scratch memory)
 
 
 @dataclass(frozen=True)
 class Bounds:
     """When two students' runs count as one run (see the module docstring)."""
 
-    weights: float = 0.5  # median |cosine| of the weight matrices' sketches at or above which two params are one run's
+    weights: float = 0.5  # median |cosine| of weight sketches at which two params count as one run
     min_matrices: int = 3  # weight matrices both params files must hold before their median counts
-    answers: float = 0.9  # Cohen's kappa of the answers where either is wrong at or above which two runs are one
-    informative: float = 20.0  # questions either answers wrongly, times (1 - chance agreement), needed for kappa
+    answers: float = 0.9  # kappa of the answers either gets wrong at which two runs count as one
+    informative: float = 20.0  # kappa needs this many questions either gets wrong, x (1 - chance)
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ class NearCopy:
     """Two students' runs of one run part that look like one run, and why."""
 
     file: str  # the run part's params file
-    student: str
-    other: str
+    student: str  # one student of the pair
+    other: str  # the other, after ``student`` in name order
     why: str  # the evidence, in the instructor's words
 
 
@@ -62,8 +62,9 @@ def gold_hashes(gold: dict) -> dict[str, bytes]:
 
 
 def dev_gold(data_dir: Path) -> dict[str, bytes] | None:
-    """The dev split's right answers' hashes from the course's data folder (the test answers are grader-only: a step
-    without them compares the dev answers and the weights); None when the folder has no dev answers."""
+    """The dev split's right answers' hashes from the course's data folder (the test answers are
+    grader-only: a step without them compares the dev answers and the weights); None when the folder
+    has no dev answers."""
     try:
         return gold_hashes({"dev": read_birth_places(data_dir / layout.DEV, require_answers=True)})
     except (OSError, ValueError):
@@ -91,7 +92,8 @@ def _weights(students: list[tuple[str, Prints]], file: str) -> Weights:
     sketches = [(s, dict(p.params).get(file)) for s, p in students]
     sketches = [(s, sketch.matrix()) for s, sketch in sketches if sketch is not None]
     keys = sorted({k for _, m in sketches for k in m})
-    vectors = np.zeros((len(sketches), len(keys), SKETCH_WIDTH))  # (N, K, W): unit sketches, 0 where a file lacks one
+    # (N, K, W): unit sketches, 0 where a file lacks one
+    vectors = np.zeros((len(sketches), len(keys), SKETCH_WIDTH))
     present = np.zeros((len(sketches), len(keys)), dtype=bool)  # (N, K)
     for i, (_, matrices) in enumerate(sketches):
         for k, key in enumerate(keys):
@@ -101,7 +103,7 @@ def _weights(students: list[tuple[str, Prints]], file: str) -> Weights:
     count = np.zeros((len(sketches), len(sketches)), dtype=int)
     for start in range(0, len(sketches), BLOCK):
         block = slice(start, start + BLOCK)
-        # numpy's own loops, not BLAS: OpenBLAS's spinning threads cost 10x on a grading machine that is busy
+        # numpy's own loops, not BLAS: OpenBLAS's spinning threads crawl on a busy grading machine
         cosines = np.abs(np.einsum("ikw,jkw->kij", vectors[block], vectors))  # (K, b, N)
         both = present.T[:, block, None] & present.T[:, None, :]  # (K, b, N)
         count[block] = both.sum(0)
@@ -109,7 +111,8 @@ def _weights(students: list[tuple[str, Prints]], file: str) -> Weights:
             median[block] = np.median(cosines, axis=0)
         else:
             with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # a pair sharing no matrix: its median is NaN, then 0
+                # a pair sharing no matrix has a NaN median, made 0
+                warnings.simplefilter("ignore", RuntimeWarning)
                 median[block] = np.nan_to_num(np.nanmedian(np.where(both, cosines, np.nan), axis=0))
     return Weights({s: i for i, (s, _) in enumerate(sketches)}, median, count)
 
@@ -127,7 +130,7 @@ class Agreement:
 
     alike: int  # questions either answers wrongly that both answer the same
     either_wrong: int  # questions either answers wrongly
-    chance: float  # the share of those answered alike that their own answer frequencies give by chance
+    chance: float  # share of those alike by chance, from each one's answer frequencies
 
     @property
     def kappa(self) -> float:
@@ -155,8 +158,8 @@ def _agreement(mine: np.ndarray, theirs: np.ndarray, gold: np.ndarray) -> Agreem
 
 def _answers(students: list[tuple[str, Prints]], file: str, gold: bytes,
              bounds: Bounds) -> tuple[dict[tuple[str, str], Agreement], dict[str, np.ndarray]]:
-    """(student, other) -> their Agreement on ``file``, for the pairs that pass (and each student's answers, for the
-    evidence of pairs the weights flag)."""
+    """(student, other) -> their Agreement on ``file``, for the pairs that pass (and each student's
+    answers, for the evidence of pairs the weights flag)."""
     questions = len(gold) // LINE_HASH
     rows = {}
     for student, p in students:
@@ -174,11 +177,12 @@ def _answers(students: list[tuple[str, Prints]], file: str, gold: bytes,
     same = np.zeros((len(names), len(names)), dtype=np.int32)  # (N, N): questions answered alike
     for column in codes:  # one (N, N) comparison per question: memory stays N squared
         np.add(same, column[:, None] == column[None, :], out=same, casting="unsafe")
-    both_right = np.rint(correct @ correct.T).astype(np.int32)  # (N, N): alike because both are right
-    alike, either = same - both_right, questions - both_right  # on the questions either answers wrongly
+    both_right = np.rint(correct @ correct.T).astype(np.int32)  # (N, N): alike as both are right
+    alike, either = same - both_right, questions - both_right  # over questions either gets wrong
     out = {}
-    counted: dict[tuple[bytes, bytes], Agreement] = {}  # students who answer alike (all "", say) are counted once
-    # kappa never exceeds the share answered alike: only pairs past the bound on that share are worth the count
+    # one Agreement per pair of answer rows: students who answer alike (all "", say) share it
+    counted: dict[tuple[bytes, bytes], Agreement] = {}
+    # kappa never exceeds the share answered alike: only pairs past the bound there are counted
     for a, b in zip(*np.nonzero(np.triu(alike >= bounds.answers * np.maximum(either, 1), 1))):
         key = (rows[names[a]].tobytes(), rows[names[b]].tobytes())
         found = counted.get(key) or counted.setdefault(key, _agreement(answers[a], answers[b], right))
@@ -194,8 +198,8 @@ def _said(agreement: Agreement, split: str) -> str:
 
 def near_copies(students: list[tuple[str, Prints]], gold: dict[str, bytes] | None,
                 bounds: Bounds = Bounds()) -> list[NearCopy]:
-    """Every pair of ``(student, prints)`` whose runs of one run part look like one run; ``gold`` (split -> hashed
-    right answers) enables the answers' measure (without it, the weights' alone)."""
+    """Every pair of ``(student, prints)`` whose runs of one run part look like one run; ``gold``
+    (split -> hashed right answers) enables the answers' measure (else the weights' alone)."""
     students = sorted(students)
     prints = dict(students)
     found = []
@@ -221,8 +225,8 @@ def near_copies(students: list[tuple[str, Prints]], gold: dict[str, bytes] | Non
 
 
 def _same_seeds(mine: Prints, theirs: Prints, part: str) -> list[str]:
-    """The seeds both students' logs of the part's training runs record alike (an explicit COURSE_SEED two honest
-    students share makes their runs alike too: the instructor should know)."""
+    """The seeds both students' logs of the part's training runs record alike (an explicit
+    COURSE_SEED two honest students share makes their runs alike too: the instructor must know)."""
     logs = {f"{run}.json" for run in CHAINS[part]}
     a, b = dict(mine.seeds), dict(theirs.seeds)
     same = sorted({a[log] for log in logs if log in a and a[log] == b.get(log)})

@@ -1,11 +1,10 @@
-"""What the cohort-wide steps need of one collected submission, computed inside that student's unit: hashes, sketches.
+"""Hashes and sketches of one collected submission for the cohort-wide steps, made in its own unit.
 
-The flags (``autograder.collecting.flags``) compare students with each other, and the re-runs
-of both graders tell an unchanged submission by its bytes. Both used to read every
-submission in the driver; a notebook nested 200,000 deep then stopped the grading of the
-whole class. Now the collect unit of each student computes these prints of its own copy,
-and the driver compares prints. The runs' prints (``run_prints``: sketches of the params'
-weights, hashed answers, recorded seeds) let it find a run copied with small changes.
+The flags (``autograder.collecting.flags``) compare students with each other, and the re-runs of
+both graders tell an unchanged submission by its bytes. Neither reads a submission in the driver,
+where one hostile file could stop the whole class: each student's collect unit computes these
+prints of its own copy, and the driver compares prints. The runs' prints (``run_prints``: sketches
+of the params' weights, hashed answers, recorded seeds) let it find a run copied with small changes.
 """
 from __future__ import annotations
 
@@ -25,16 +24,17 @@ OUTPUTS = "outputs"  # the run files' folder in a collected copy
 class Prints:
     """One collected submission's fingerprints."""
 
-    notebooks: tuple[tuple[str, str | None], ...]  # notebook -> hash of its cells' types and sources (None: unreadable)
+    # notebook -> hash of its cells' types and sources (None: unreadable)
+    notebooks: tuple[tuple[str, str | None], ...]
     run_files: tuple[tuple[str, str], ...]  # outputs/ file -> sha256 of its bytes
     digest: str  # sha256 of every copied file's name, size and bytes ("" for no copy)
-    params: tuple[tuple[str, ParamsSketch], ...] = ()  # outputs/ params file -> its weights' sketch (if readable)
-    answers: tuple[tuple[str, bytes], ...] = ()  # outputs/ predictions file -> its lines' hashes (if UTF-8)
+    params: tuple[tuple[str, ParamsSketch], ...] = ()  # params file -> its sketch, if readable
+    answers: tuple[tuple[str, bytes], ...] = ()  # predictions file -> line hashes (if UTF-8)
     seeds: tuple[tuple[str, int], ...] = ()  # outputs/ run log -> the seed it records (if any)
 
 
 def notebook_fingerprint(data: bytes) -> str | None:
-    """A hash of a notebook's cell types and sources (outputs, counts and metadata ignored); None if unreadable."""
+    """Hash of a notebook's cell types and sources (not outputs or metadata); None if unreadable."""
     try:
         cells = bounded_json.loads(data).get("cells")
         text = json.dumps([[c.get("cell_type"), "".join(c.get("source", "")) if isinstance(c.get("source"), list)
@@ -45,6 +45,7 @@ def notebook_fingerprint(data: bytes) -> str | None:
 
 
 def file_hash(path: Path) -> str:
+    """The sha256 of a file's bytes, read in chunks."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(CHUNK), b""):
@@ -53,7 +54,7 @@ def file_hash(path: Path) -> str:
 
 
 def copied_files(folder: Path | None) -> list[tuple[str, Path]]:
-    """(relative name, path) of every file of a collected copy, sorted (the copy holds regular files only)."""
+    """(relative name, path) of each file of a collected copy (all regular files), sorted."""
     if folder is None:
         return []
     return sorted((p.relative_to(folder).as_posix(), p) for p in folder.rglob("*") if p.is_file())

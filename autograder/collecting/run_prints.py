@@ -1,11 +1,11 @@
-"""Prints of a submission's runs that survive small changes: made in the student's collect unit, compared in the driver.
+"""Run prints that survive small changes: made in a student's collect unit, compared in the driver.
 
 A byte hash misses a classmate's run copied with one value nudged by 1e-6. These prints do not:
-  - each params file's weight matrices (the course model's parameters of two or more dimensions,
-    by the names the grader's decoding loads), each as a *count sketch*: every value, less the
-    tensor's mean, is added with a random sign into one of ``SKETCH_WIDTH`` random buckets (the
-    same for every student: drawn from the tensor's name). The cosine of two sketches estimates
-    the cosine of the two tensors: near 1 for a copy with small noise, near 0 (within about
+  - each params file's weight matrices (the course model's parameters of two or more dimensions, by
+    the names the grader's decoding loads), each as a *count sketch*: every value, less the tensor's
+    mean, is added with a random sign into one of ``SKETCH_WIDTH`` random buckets (the same for
+    every student: drawn from the tensor's name). The cosine of two sketches estimates the cosine of
+    the two tensors: near 1 for a copy with small noise, near 0 (within about
     ``1/sqrt(SKETCH_WIDTH)``) for two students who trained from their own seeds;
   - each predictions file's answers, one 8-byte hash per line (read as the grader reads them);
   - the seed each training run's log records.
@@ -26,11 +26,11 @@ import numpy as np
 from autograder.inside import bounded_json
 from course_lib.data_files import read_predictions
 
-SKETCH_WIDTH = 128  # buckets of one tensor's sketch: two unrelated tensors' cosine has a spread of about 1/sqrt(128)
-CHUNK = 1 << 20  # values sketched at a time (bounds the sketch's scratch memory, whatever the tensor's size)
-MAX_LINES = 20_000  # predictions lines hashed (a split has hundreds; a longer file scores nothing anyway)
-MAX_MATRICES = 256  # weight matrices sketched (the handout's model has 27): more is no course model, and no sketch
-MAX_ENTRIES = 4096  # entries of a params file's zip (one per tensor: the course's models have under 100) loaded
+SKETCH_WIDTH = 128  # buckets a sketch: unrelated tensors' cosines spread about 1/sqrt(128)
+CHUNK = 1 << 20  # values sketched at a time (bounds scratch memory, whatever the tensor's size)
+MAX_LINES = 20_000  # predictions lines hashed (a split has hundreds; longer scores nothing anyway)
+MAX_MATRICES = 256  # matrices sketched (handout's model: 27); more is no course model, so no sketch
+MAX_ENTRIES = 4096  # a loadable params zip's entries (one per tensor; the course's models: < 100)
 MAX_PICKLE = 2 ** 20  # bytes of its pickle (the course's models: a few KB) loaded
 LINE_HASH = 8  # bytes of one answer's hash
 
@@ -39,7 +39,7 @@ LINE_HASH = 8  # bytes of one answer's hash
 class ParamsSketch:
     """One params file's weight matrices, sketched."""
 
-    tensors: tuple[tuple[str, bytes], ...]  # "<name> <shape>" -> SKETCH_WIDTH float32s (the tensor's count sketch)
+    tensors: tuple[tuple[str, bytes], ...]  # "<name> <shape>" -> its count sketch (float32s)
 
     def matrix(self) -> dict[str, np.ndarray]:
         """Each tensor's sketch as a unit vector (a constant tensor, all zeros, is left out)."""
@@ -54,10 +54,10 @@ class ParamsSketch:
 
 @lru_cache(maxsize=1)
 def weight_pattern() -> re.Pattern:
-    """The names of the course model's weight matrices, any number of blocks, either attention: built from the
-    course's own model classes, so a renamed or added layer there is followed here."""
-    from course_lib.attention import CausalSelfAttention, SynthesizerAttentionBase
-    from course_lib.model import GPT, GPTConfig
+    """The names of the course model's weight matrices, any number of blocks, either attention:
+    built from the course's own model classes, so it follows a layer renamed or added there."""
+    from course_lib.gpt.attention import CausalSelfAttention, SynthesizerAttentionBase
+    from course_lib.gpt.model import GPT, GPTConfig
 
     config = GPTConfig(vocab_size=8, block_size=4, n_layer=1, n_head=1, n_embd=4)
     names = {name for attention in (CausalSelfAttention, SynthesizerAttentionBase)
@@ -83,8 +83,9 @@ def _sketch(name: str, values) -> bytes:
 
 
 def _loadable(path: Path) -> bool:
-    """Whether a params file is a zip of torch.save's own shape and size (its central directory read, nothing
-    unpickled): a million tiny tensors or a pickle of nested lists would take the collect unit's whole time to load."""
+    """Whether a params file is a zip of torch.save's own shape and size (its central directory
+    read, nothing unpickled): a million tiny tensors or a pickle of nested lists would take the
+    collect unit's whole time to load."""
     try:
         with zipfile.ZipFile(path) as archive:
             entries = archive.infolist()
@@ -95,11 +96,10 @@ def _loadable(path: Path) -> bool:
 
 
 def sketch_params(path: Path) -> ParamsSketch | None:
-    """The sketch of a params file's weight matrices; None when it holds no state_dict of tensors or no weights."""
-    import torch  # here, not at the top: the command that starts the collect units never needs it (their fork server
-    # preloads it: COLLECT's preload)
+    """The sketch of a params file's weight matrices; None without a state_dict of weights."""
+    import torch  # lazily: the command starting the collect units needs none; COLLECT preloads it
 
-    from course_lib.checkpoint import strip_wrappers
+    from course_lib.gpt.checkpoint import strip_wrappers
 
     try:
         if not _loadable(path):
@@ -117,24 +117,26 @@ def sketch_params(path: Path) -> ParamsSketch | None:
         for name, value in weights:
             key = f"{name} {'x'.join(map(str, value.shape))}"
             tensors.append((key, _sketch(key, value)))
-    except Exception:  # noqa: BLE001 (the student's file: anything unreadable in it just has no sketch)
+    except Exception:  # noqa: BLE001 (a student's file: whatever is unreadable has no sketch)
         return None
     return ParamsSketch(tuple(tensors)) if tensors else None
 
 
 def answer_hash(answer: str) -> bytes:
-    """One answer's hash, as predictions and the grader's gold answers are compared (the line stripped)."""
+    """One answer's hash (the line stripped), as predictions and gold answers are compared."""
     return hashlib.blake2b(answer.strip().encode("utf-8", "surrogatepass"), digest_size=LINE_HASH).digest()
 
 
 def hash_answers(answers: list[str]) -> bytes:
+    """The answers' hashes, concatenated (the first MAX_LINES)."""
     return b"".join(answer_hash(a) for a in answers[:MAX_LINES])
 
 
 def hash_predictions(path: Path) -> bytes | None:
-    """Each line's hash, the file read as the grader reads it (``course_lib.data_files.read_predictions``: a
-    byte-order mark and CRLF are not text; each line stripped); None when it is not UTF-8 text. Blank lines after the
-    last answer are trimmed where the number of questions is known (``trimmed``)."""
+    """Each line's hash, the file read as the grader reads it
+    (``course_lib.data_files.read_predictions``: a byte-order mark and CRLF are not text; each line
+    stripped); None when it is not UTF-8 text. Blank lines after the last answer are trimmed where
+    the number of questions is known (``trimmed``)."""
     try:
         return hash_answers(read_predictions(path))
     except (OSError, ValueError):
@@ -142,7 +144,8 @@ def hash_predictions(path: Path) -> bytes | None:
 
 
 def trimmed(hashes: bytes, questions: int) -> bytes:
-    """``hashes`` without the blank lines past the ``questions``-th, as ``read_handed_in_predictions`` reads them."""
+    """``hashes`` without the blank lines past the ``questions``-th, as
+    ``course_lib.data_files.read_handed_in_predictions`` reads them."""
     blank = answer_hash("")
     while len(hashes) > questions * LINE_HASH and hashes[-LINE_HASH:] == blank:
         hashes = hashes[:-LINE_HASH]
@@ -150,7 +153,7 @@ def trimmed(hashes: bytes, questions: int) -> bytes:
 
 
 def recorded_seed(path: Path) -> int | None:
-    """The seed a run's log records (an int taken from the student's JSON, parsed within the value budget)."""
+    """The seed a run's log records: an int from the student's JSON, parsed within budget."""
     try:
         seed = bounded_json.loads(path.read_bytes()).get("seed")
     except (OSError, ValueError, AttributeError, RecursionError):

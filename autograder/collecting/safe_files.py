@@ -27,23 +27,22 @@ FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXE
 WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-# Unicode's Bidi_Control characters: they reorder the text around them on screen (an id could make a reason read
-# backwards), so they never reach one; the other format characters (U+200D joining an emoji, a soft hyphen) only
-# shape what is beside them, and stay
+# Bidi_Control characters reorder the text around them (an id could make a reason read backwards),
+# so no reason shows them; other format characters (U+200D, a soft hyphen) only shape, and stay
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f" + "".join(map(chr, range(0x202A, 0x202F))) +
                           "".join(map(chr, range(0x2066, 0x206A))))
 
 
 def _readable(c: str) -> bool:
-    """Whether ``c`` may reach a terminal or a page as itself: printable, a space, or a harmless format character."""
-    if c in BIDI_CONTROLS or 0xD800 <= ord(c) <= 0xDFFF:  # lone surrogates: bytes that were not UTF-8
+    """Whether ``c`` may be shown as itself: printable, a space, or a harmless format character."""
+    if c in BIDI_CONTROLS or 0xD800 <= ord(c) <= 0xDFFF:  # surrogates: bytes that were not UTF-8
         return False
     return c.isprintable() or unicodedata.category(c) in ("Zs", "Cf")
 
 
 def shown(name: str) -> str:
-    """``name`` as a reason may show it: no repr, control characters and bidi controls as ``?`` (an emoji joined by
-    U+200D stays whole), at most 80 characters."""
+    """``name`` as a reason may show it: no repr, control characters and bidi controls as ``?`` (an
+    emoji joined by U+200D stays whole), at most 80 characters."""
     text = "".join(c if _readable(c) else "?" for c in name)
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 3] + "..."
 
@@ -57,7 +56,7 @@ def size_text(n: int) -> str:
 
 
 def kind_of(mode: int) -> str:
-    """What a file is, for a reason: ``a symbolic link``, ``a FIFO (named pipe)``, ``a regular file``, ..."""
+    """What a file is, for a reason: ``a symbolic link``, ``a FIFO (named pipe)``, ..."""
     for test, kind in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
                        (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISREG, "a regular file")):
@@ -67,8 +66,8 @@ def kind_of(mode: int) -> str:
 
 
 def digest_files(digest, files: Iterable[tuple[str, Path]]) -> None:
-    """Feed each (name, path) file's name, size and bytes to ``digest`` (a hashlib object): how a re-run knows a
-    submission unchanged."""
+    """Feed each (name, path) file's name, size and bytes to ``digest`` (a hashlib object): how a
+    re-run knows a submission unchanged."""
     for name, path in files:
         digest.update(f"\0{name}\0{path.stat().st_size}\0".encode())
         with open(path, "rb") as f:
@@ -85,7 +84,7 @@ def lstat_at(name: str, dir_fd: int | None) -> os.stat_result | None:
 
 
 def open_dir(name: str, dir_fd: int | None) -> int:
-    """Open folder ``name`` (relative to ``dir_fd``) without following a link; OSError when it is none."""
+    """Open folder ``name`` under ``dir_fd`` without following a link; OSError if not a folder."""
     return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
 
 
@@ -100,8 +99,8 @@ def folder_problem(label: str, st: os.stat_result | None) -> str | None:
 
 
 def listing(dir_fd: int, limit: int) -> tuple[list[tuple[str, int]], bool]:
-    """(name, lstat mode) of up to ``limit`` entries of a folder, hidden ones left out, sorted; and whether
-    entries were left unread past the limit."""
+    """(name, lstat mode) of up to ``limit`` entries of a folder, hidden ones left out, sorted; and
+    whether entries were left unread past the limit."""
     found, seen = [], 0
     with os.scandir(dir_fd) as entries:
         for entry in entries:
@@ -118,7 +117,7 @@ def listing(dir_fd: int, limit: int) -> tuple[list[tuple[str, int]], bool]:
 
 
 class CopyRefused(Exception):
-    """A file that is not copied, with a reason in the grader's words; ``oversize`` when its size was the reason."""
+    """A file not copied, with the reason in the grader's words; ``oversize``: its size was why."""
 
     def __init__(self, reason: str, oversize: bool = False):
         super().__init__(reason)
@@ -126,8 +125,9 @@ class CopyRefused(Exception):
 
 
 def copy_regular(dir_fd: int, name: str, label: str, target: Path, cap: int) -> os.stat_result:
-    """Copy regular file ``name`` of the open folder into the new file ``target`` (mode 0644), at most ``cap`` bytes;
-    returns the source's fstat (its inode tells hard links apart). Raises CopyRefused with a reason."""
+    """Copy regular file ``name`` of the open folder into the new file ``target`` (mode 0644), at
+    most ``cap`` bytes; returns the source's fstat (its inode tells hard links apart). Raises
+    CopyRefused with a reason."""
     try:
         src = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
     except OSError as err:
@@ -149,7 +149,7 @@ def copy_regular(dir_fd: int, name: str, label: str, target: Path, cap: int) -> 
 
 
 def _copy_capped(src: int, target: Path, cap: int) -> int | None:
-    """Copy from ``src`` to a new file ``target``: bytes copied, or None (and no file) past ``cap``."""
+    """Copy ``src`` into a new file ``target``: bytes copied, or None (and no file) past ``cap``."""
     out = os.open(target, WRITE_FLAGS, COPY_MODE)
     copied, ok = 0, False
     try:
@@ -172,6 +172,7 @@ def _copy_capped(src: int, target: Path, cap: int) -> int | None:
 
 
 def too_big(label: str, size: int, cap: int) -> str:
+    """The reason for a file over its cap, in sizes a person reads."""
     size_shown, cap_shown = size_text(size), size_text(cap)
     if size_shown == cap_shown:
         return f"{label}: larger than the {cap_shown} limit"
@@ -182,11 +183,12 @@ MAX_LINK_HOPS = 8  # links followed to resolve one path inside a submission
 
 
 class OutsideLink(Exception):
-    """A link that does not stay inside the submission (or loops): its message is the reason, in the grader's words."""
+    """A link out of the submission, or a loop; its message is the reason in the grader's words."""
 
 
 def _normalised(parts: list[str]) -> list[str]:
-    """``parts`` with ``.`` and empty parts dropped and ``..`` applied; OutsideLink when it climbs out of the root."""
+    """``parts`` with ``.`` and empty parts dropped and ``..`` applied; OutsideLink when it climbs
+    out of the root."""
     out: list[str] = []
     for part in parts:
         if part in ("", "."):
@@ -201,10 +203,11 @@ def _normalised(parts: list[str]) -> list[str]:
 
 
 def resolve_inside(root_fd: int, parts: list[str]) -> tuple[int, str] | None:
-    """Follow the path ``parts`` from the open folder ``root_fd`` through links that stay inside it: an open
-    descriptor of the folder holding its last component (the caller closes it) and that component's name, which is
-    no link; None when a component is missing. Raises OutsideLink for a link out of the root, an absolute one or
-    one chain of more than MAX_LINK_HOPS links; every folder is opened without following links."""
+    """Follow the path ``parts`` from the open folder ``root_fd`` through links that stay inside it:
+    an open descriptor of the folder holding its last component (the caller closes it) and that
+    component's name, which is no link; None when a component is missing. Raises OutsideLink for a
+    link out of the root, an absolute one or one chain of more than MAX_LINK_HOPS links; every
+    folder is opened without following links."""
     path = _normalised(parts)
     for _ in range(MAX_LINK_HOPS + 1):
         fd = os.dup(root_fd)

@@ -1,4 +1,4 @@
-"""Which folder names of ``submitted/`` are student ids every grading step can carry, and why the others are not.
+"""Which names in ``submitted/`` are student ids that every grading step can carry, and why not.
 
 An id is judged by what nbgrader and the file system really refuse, nothing more: an id
 nbgrader carries (a space inside, letters of any alphabet, an emoji joined by U+200D, a
@@ -14,7 +14,8 @@ by name, before any grading starts:
   - white space at either end: nbgrader's CourseDirectory strips it and looks for another folder;
   - a newline: nbgrader's converters read the id back from the path with ``(?P<student_id>.*)``,
     whose ``.`` stops at a newline ("Could not match ...");
-  - more than 128 characters: the gradebook's ``Student.id`` is ``String(128)`` (PostgreSQL holds no more).
+  - more than 128 characters: the gradebook's ``Student.id`` is ``String(128)`` (PostgreSQL
+    holds no more).
 Other control characters, format characters (U+200D) and bidi controls pass all of these:
 they are ids, shown neutralised. nbgrader's exchange adds no rule for a folder already in
 ``submitted/``: its file names ``<id>+<assignment>+<timestamp>+<random>`` are read back with
@@ -53,4 +54,5 @@ def id_problem(name: str) -> str | None:
 
 
 def is_student_id(name: str) -> bool:
+    """Whether ``name`` can be a student id."""
     return id_problem(name) is None

@@ -1,4 +1,4 @@
-"""Cgroups for confined jobs: a memory, pids and CPU cap per job (v1 controllers or v2), killed whole at the end.
+"""Cgroups for confined jobs: a memory, pids and CPU cap per job (v1 or v2), killed whole after.
 
 ``Cgroup`` makes one per job under ``course-grader/`` (named after the grading process, so the
 folders of a grader killed with SIGKILL can be told apart and removed: ``remove_orphans``).
@@ -29,12 +29,13 @@ def cgroup_layout() -> str | None:
     return None
 
 
-JOB_CGROUP = re.compile(r"^job-(\d+)-[0-9a-f]{8}$")  # a job's cgroup: the grading process's pid, a random tag
+JOB_CGROUP = re.compile(r"^job-(\d+)-[0-9a-f]{8}$")  # job-<grading process's pid>-<random tag>
 
 
 def remove_orphans() -> list[Path]:
-    """Remove the empty job cgroups of grading processes that died without cleaning up (a worker killed
-    with SIGKILL, say); a folder still holding a process, or of a live grader, stays. Returns those removed."""
+    """Remove the empty job cgroups of grading processes that died without cleaning up (a worker
+    killed with SIGKILL, say); a folder still holding a process, or of a live grader, stays. Returns
+    those removed."""
     removed = []
     for parent in (CGROUP_ROOT / CGROUP_PARENT, *(CGROUP_ROOT / c / CGROUP_PARENT for c in ("memory", "pids", "cpu"))):
         for folder in parent.glob("job-*") if parent.is_dir() else []:
@@ -115,6 +116,7 @@ class Cgroup:
         return False
 
     def pids(self) -> set[int]:
+        """The processes in the job's cgroups now."""
         found: set[int] = set()
         for folder in self.folders:
             try:

@@ -1,4 +1,4 @@
-"""Run one grading job on untrusted material, confined (autograder.confinement), and bring back its raw answer.
+"""Run one grading job on untrusted material, confined (``sandbox``), and bring back its raw answer.
 
 The job folder holds only copies of what the job needs; the sandbox sees it
 read-only at /job. The answer comes back through a pipe the grader reads up
@@ -23,11 +23,12 @@ from autograder import confinement
 from autograder.confinement import COURSE_LIB, Cgroup, Limits, Mounts
 from autograder.inside import wire
 
-INSIDE = Path(__file__).resolve().parents[1] / "inside"  # autograder/inside: what runs in the sandbox
-ANSWER_CAP = 96 * 2 ** 20  # bytes of answer read back (the largest right answer, the probe job's, is ~37 MB: the span checks
-# return their 18,700 examples as tensors); more is a reason. The parse is bounded by its count of values, not bytes
+INSIDE = Path(__file__).resolve().parents[1] / "inside"  # autograder/inside: runs in the sandbox
+# answer bytes read back, more is a reason: the probe job's right answer reaches ~37 MB (the span
+# checks' tensors); the parse is bounded by its count of values, not bytes
+ANSWER_CAP = 96 * 2 ** 20
 LOG_CAP = 256 * 1024  # bytes of the job's prints kept for the instructor
-# the course_lib the grader imported comes first (the venv may have been installed from another checkout)
+# the grader's own course_lib first: the venv may have been installed from another checkout
 ENTRY = ("import sys; sys.path[:0] = [{root!r}, {course!r}]; from inside.job import main; main()")
 
 
@@ -72,11 +73,12 @@ def _rlimits(limits: Limits):
 def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: float = 300,
             limits: Limits = Limits(), confined: bool = True, env: dict[str, str] | None = None,
             answer_cap: int = ANSWER_CAP) -> JobResult:
-    """Run ``inside.job`` JOB on ``request`` with copies of ``inputs`` (relative name -> file) at /job.
+    """Run ``inside.job`` JOB on ``request`` with copies of ``inputs`` (name -> file) at /job.
 
-    ``env`` adds environment variables; in their values ``{job}`` is the job's folder and ``{tmp}`` its
-    scratch folder, as the job sees them. ``answer_cap`` bounds the answer read back (a larger one for a job that
-    returns params). ``confined=False`` runs it with resource limits only (an instructor's explicit choice).
+    ``env`` adds environment variables; in their values ``{job}`` is the job's folder and ``{tmp}``
+    its scratch folder, as the job sees them. ``answer_cap`` bounds the answer read back (a larger
+    one for a job that returns params). ``confined=False`` runs it with resource limits only (an
+    instructor's explicit choice).
     """
     import time
 
@@ -149,7 +151,7 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         problem = None
         if timed_out:
             problem = f"ran past the time limit of {timeout:.0f} s and was stopped"
-        # the log holds the tracebacks of errors a probe caught too: it is evidence only when the job died
+        # the log also holds tracebacks a probe caught: evidence only when the job died
         elif out_of_memory or proc.returncode in (-9, 137) or (proc.returncode != 0 and "MemoryError" in log[-2000:]):
             problem = f"ran out of memory (the limit is {limits.memory_mb} MB) and was stopped"
         elif overflow:

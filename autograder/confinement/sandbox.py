@@ -1,4 +1,4 @@
-"""Confinement for untrusted submission code, built on bubblewrap and cgroups (no mount code of our own).
+"""Confinement for untrusted submission code on bubblewrap and cgroups (no mount code of our own).
 
 A confined command sees an *allowlist*: the Python environment and the course
 library read-only, the folders a job names (its own copies of what it needs),
@@ -31,7 +31,7 @@ NOBODY = 65534  # uid and gid the confined code runs as
 # read-only system folders an interpreter needs; /etc only for user and library lookups
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/bin", "/sbin")
 SYSTEM_FILES = ("/etc/passwd", "/etc/group", "/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/localtime",
-                "/etc/fonts")  # fonts: matplotlib asks fontconfig (fc-list), which says "Fontconfig error" without it
+                "/etc/fonts")  # matplotlib runs fc-list, which says "Fontconfig error" without it
 
 
 @dataclass
@@ -39,7 +39,7 @@ class Mounts:
     """What a confined job sees besides the Python environment and course_lib."""
 
     read_only: dict[str, str] = field(default_factory=dict)  # host path -> path inside
-    writable: dict[str, str] = field(default_factory=dict)  # host path -> path inside (sockets, nothing else)
+    writable: dict[str, str] = field(default_factory=dict)  # host path -> inside (sockets only)
 
 
 def status() -> str | None:
@@ -70,8 +70,9 @@ def python_paths() -> list[str]:
 
 def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = "/tmp",
                env: dict[str, str] | None = None, as_pid_1: bool = False) -> list[str]:
-    """The bubblewrap command line that runs ``command`` confined (see the module docstring). With ``as_pid_1`` the
-    command is the sandbox's init (pid 1), which nothing inside the sandbox can kill, and which reaps the orphans."""
+    """The bubblewrap command line that runs ``command`` confined (see the module docstring). With
+    ``as_pid_1`` the command is the sandbox's init (pid 1), which nothing inside the sandbox can
+    kill, and which reaps the orphans."""
     argv = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
     argv += ["--as-pid-1"] if as_pid_1 else []
@@ -80,19 +81,19 @@ def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = 
             argv += ["--ro-bind", folder, folder]
         elif os.path.islink(folder):
             argv += ["--symlink", os.readlink(folder), folder]
-    argv += ["--perms", "0755", "--dir", "/etc"]  # made by bwrap otherwise, 0700: nobody could read under it
+    argv += ["--perms", "0755", "--dir", "/etc"]  # bwrap's default 0700 would shut out nobody
     for path in SYSTEM_FILES:
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    # the scratch folders come before the binds: a course or venv under /tmp is bound on top of them, not hidden
+    # scratch folders before the binds: a course or venv under /tmp is bound over them, not hidden
     argv += ["--perms", "01777", "--size", str(limits.scratch_mb * 2 ** 20), "--tmpfs", "/tmp"]
     argv += ["--perms", "01777", "--size", str(16 * 2 ** 20), "--tmpfs", "/dev/shm"]
     binds = [(path, path) for path in python_paths()]
     # the course library at its own path, so the editable install's finder still finds it
     binds.append((str(COURSE_LIB), str(COURSE_LIB)))
     binds += list(mounts.read_only.items())
-    # bwrap makes missing parents of a mount point private (0700): make them traversable for nobody first
+    # bwrap makes missing parents of a mount point 0700: make them traversable for nobody first
     made = {"/tmp", "/dev/shm", "/dev", "/proc"}
     parents = sorted({str(p) for _, d in [*binds, *mounts.writable.items()] for p in Path(d).parents
                       if str(p) != "/"} - made, key=len)

@@ -16,7 +16,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def safe_cell(value) -> str:
-    """The cell as text, with an apostrophe in front when a spreadsheet would read it as a formula."""
+    """The cell as text, with a leading apostrophe when a spreadsheet would read it as a formula."""
     text = value if isinstance(value, str) else str(value)
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
@@ -33,5 +33,5 @@ def write_csv(path: str | Path, header: Sequence[str], rows: Iterable[Sequence])
 
 
 def unescape_cell(text: str) -> str:
-    """A cell as ``safe_cell`` was given it (for programs reading these files back: the LMS import, the tests)."""
+    """A cell as ``safe_cell`` was given it (for programs reading these files back)."""
     return text[1:] if text.startswith("'") and text[1:2] and text[1] in "=+-@\t\r" else text

@@ -1,10 +1,10 @@
-"""Put the trusted grader's scores into nbgrader's gradebook, over what the student's own kernel reported.
+"""Put the trusted scores into nbgrader's gradebook, over what the student's own kernel reported.
 
 nbgrader scores a test cell by whether it raised inside the student's kernel, and
 a submission can make every cell look successful. ``python -m autograder grade``
 re-checks the work where the submission cannot reach the verdict and scores the
 training runs; this module writes its points as the ``auto_score`` of each
-autograded cell and of each run cell (``course_lib.run_cells``), so that nbgrader's
+autograded cell and of each run cell (``course_lib.notebook.run_cells``), so that nbgrader's
 export, feedback and formgrader show the trusted scores in one total.
 Manually graded cells are never touched.
 
@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from autograder.exports.gradebook_stamp import stamp_in_process
 
-
 Scores = dict[str, dict[tuple[str, str], float]]  # student -> {(notebook, grade_id): points}
 
 
 def trusted_cell_scores(parts) -> dict[tuple[str, str], float]:
-    """One student's graded parts, (part, points) pairs (a part is a check's grade_id or "<run part>/<split>"), as
-    {(notebook, grade_id): points} of the nbgrader cells that hold them: a check's own test cell, a run split's run
-    cell (so nbgrader's total holds the runs too)."""
-    from autograder.checks.registry import BY_ID, RUN_CELLS
+    """One student's (part, points) pairs (a part is a check's grade_id or "<run part>/<split>") as
+    {(notebook, grade_id): points} of the nbgrader cells holding them: a check's own test cell, or a
+    run split's run cell (so nbgrader's total holds the runs too)."""
+    from autograder.checks.registry import BY_ID
+    from autograder.checks.run_files import RUN_CELLS
 
     cells = {}
     for part, points in parts:
@@ -37,12 +37,12 @@ def trusted_cell_scores(parts) -> dict[tuple[str, str], float]:
 
 
 def autograded_cells(gb, assignment: str) -> dict[tuple[str, str], float]:
-    """(notebook, grade_id) -> max score of every cell nbgrader scores automatically (a code test cell)."""
+    """(notebook, grade_id) -> max score of every cell nbgrader scores by itself (code tests)."""
     cells = {}
     for notebook in gb.find_assignment(assignment).notebooks:
         answers = {cell.name for cell in notebook.solution_cells}
         for cell in notebook.grade_cells:
-            # a grade cell that is also an answer cell is graded by hand (nbgrader's determine_grade)
+            # a grade cell that is also an answer cell is hand-graded (nbgrader's determine_grade)
             if cell.cell_type == "code" and cell.name not in answers:
                 cells[(notebook.name, cell.name)] = cell.max_score
     return cells
@@ -64,9 +64,9 @@ def _submission_ready(gb, assignment: str, student: str) -> str | None:
 
 
 def write_trusted_scores(db_url: str, assignment: str, scores: Scores) -> list[str]:
-    """scores: student -> {(notebook name without .ipynb, grade_id): points}. Sets nbgrader's auto_score of each
-    autograded grade cell to the trusted points (manually graded cells are untouched); returns notes for the
-    instructor (student or cell missing from the gradebook, ...)."""
+    """scores: student -> {(notebook name without .ipynb, grade_id): points}. Set nbgrader's
+    auto_score of each autograded cell to the trusted points (manually graded cells untouched);
+    return notes for the instructor (a student or cell missing from the gradebook, ...)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     stamp_in_process()  # a new gradebook is stamped here, not by nbgrader's `alembic` command
@@ -93,7 +93,8 @@ def write_trusted_scores(db_url: str, assignment: str, scores: Scores) -> list[s
                     points = min(max(points, 0.0), max_score)
                 grade = gb.find_grade(grade_id, notebook, assignment, student)
                 grade.auto_score = float(points)
-                if grade.manual_score is None:  # an instructor's override on the cell still wins, as in nbgrader
+                # an instructor's override on the cell still wins, as in nbgrader
+                if grade.manual_score is None:
                     grade.needs_manual_grade = False
             for notebook, grade_id in sorted(set(cells) - set(points_by_cell)):
                 notes.append(f"{student}: no trusted score for {notebook}/{grade_id}; the kernel's own score stays")

@@ -1,11 +1,10 @@
-"""A new nbgrader gradebook's migration stamp, read in this process instead of by the ``alembic`` command.
+"""nbgrader's gradebook migration stamp, read in this process instead of by the ``alembic`` command.
 
 nbgrader stamps every gradebook it creates with the head of its own migrations
-(``nbgrader.api.get_alembic_version``), which it finds by running ``alembic heads`` as a
-command: a new Python process that imports nbgrader and SQLAlchemy, about 2 s of CPU a
-gradebook (measured), and a failure where the venv's ``bin`` is not on PATH. alembic's own
-``ScriptDirectory`` reads the same head from the same migrations folder in this process, in
-0.05 s once nbgrader is imported. A gradebook stamped either way is the same gradebook.
+(``nbgrader.api.get_alembic_version``), found by running ``alembic heads`` as a command: a new
+Python process per gradebook, which fails where the venv's ``bin`` is not on PATH. alembic's
+``ScriptDirectory`` reads the same head from the same migrations folder in this process; a
+gradebook stamped either way is the same gradebook.
 """
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ def migrations_head() -> str:
 
 
 def stamp_in_process() -> None:
-    """Make every gradebook nbgrader creates in this process take its stamp from ``migrations_head``."""
+    """Make nbgrader stamp every gradebook it creates in this process with ``migrations_head``."""
     import nbgrader.api
 
     nbgrader.api.get_alembic_version = migrations_head

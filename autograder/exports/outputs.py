@@ -1,13 +1,15 @@
-"""What ``autograder grade`` writes for the instructor and the students (the LMS takes ``nbgrader export``'s total,
-which holds these points once ``--gradebook`` wrote them).
+"""What ``autograder grade`` writes for the instructor and the students.
 
-| file | for | holds |
-| grades.csv | the instructor | a row per student: score, max score, a column per check and run split |
-| reasons.json, gradescope/<student>/results.json | students | per part: points and a grader-written reason |
-| flags.csv | the instructor | pairs of students (or a student and the solution, the audit or the course's reach)
-  sharing files or runs, and runs above the course's reach (autograder.collecting.flags, grading.plausibility) |
-| refused.csv | the instructor | folders of submitted/ whose names cannot be student ids, and why |
-| instructor_log.txt | the instructor | per student: the grading seed, what collect left out, each job's output |
+The LMS takes ``nbgrader export``'s total, which holds these points once ``--gradebook`` wrote them.
+- grades.csv (instructor): a row per student: score, max score, a column per check and run split.
+- reasons.json, gradescope/<student>/results.json (students): per part, points and a grader-written
+  reason.
+- flags.csv (instructor): pairs of students (or a student and the solution, the audit or the
+  course's reach) sharing files or runs, and runs above the course's reach
+  (``autograder.collecting.flags``, ``autograder.grading.plausibility``).
+- refused.csv (instructor): folders of submitted/ whose names cannot be student ids, and why.
+- instructor_log.txt (instructor): per student, the grading seed, what collect left out, each job's
+  output.
 Every CSV cell goes through ``csv_safe`` (no formula), and a student's own folder under
 gradescope/ is named by the id the collect step accepted (one path component, never hidden).
 The shared files are the driver's; each student's own file is written in that student's unit
@@ -30,6 +32,7 @@ EXPORT_STEP = Step("export", UnitLimits(seconds=30, memory_mb=512), preload=("au
 
 
 def write_outputs(results, flags: list[Flag], refused, out: Path, gradescope: bool) -> None:
+    """Write the files above to ``out``; each student's Gradescope file in that student's unit."""
     names = [c.grade_id for c in registry.CHECKS]
     names += [p.part for p in results[0].parts[len(names):]] if results else []
     rows = []
@@ -54,7 +57,8 @@ def write_outputs(results, flags: list[Flag], refused, out: Path, gradescope: bo
     write_csv(out / "export_failures.csv", ["student_id", "file", "why"],
               [[student, "gradescope/results.json", why] for student, why in failures])
     with open(out / "instructor_log.txt", "a", encoding="utf-8") as f:
-        f.writelines(f"===== {shown(student)}: gradescope/results.json not written: {why}\n" for student, why in failures)
+        f.writelines(f"===== {shown(student)}: gradescope/results.json not written: {why}\n" for student,
+                     why in failures)
 
 
 def write_gradescope(out: str, r) -> None:

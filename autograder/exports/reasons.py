@@ -1,4 +1,4 @@
-"""The words a student reads back: built by the grader from a fixed vocabulary, bounded, naming only the assignment.
+"""The words a student reads back: a fixed vocabulary, bounded, naming only the assignment.
 
 Whatever a submission makes a job say (an exception's type, a traceback's file name, a
 cell's grade_id) is untrusted text: a student could name an exception class after the
@@ -33,8 +33,8 @@ PLACE = re.compile(r"^(?P<notebook>[^ ]{1,80}\.ipynb) cell (?P<cell>\d{1,4})( \(
 class AssignmentNames:
     """What a reason may name: the assignment's notebooks and the release's grade_ids."""
 
-    notebooks: frozenset[str]
-    grade_ids: frozenset[str]
+    notebooks: frozenset[str]  # the release's notebook file names
+    grade_ids: frozenset[str]  # every grade_id the release's cells carry
 
 
 @lru_cache(maxsize=8)
@@ -56,12 +56,13 @@ def bounded(text: str) -> str:
 
 
 def error_type(name) -> str:
-    """An exception's type as a reason may name it: Python's own or the course's, else 'an error'."""
+    """An exception type as a reason may name it: Python's own or the course's, else 'an error'."""
     return name if isinstance(name, str) and (name in PYTHON_ERRORS or name in COURSE_ERRORS) else "an error"
 
 
 def place(value, names: AssignmentNames | None = None) -> str:
-    """' (at 03_x.ipynb cell 2 (03-span) line 7)' when every part of ``value`` is the assignment's own, else ''."""
+    """' (at 03_x.ipynb cell 2 (03-span) line 7)' when every part of ``value`` is the assignment's
+    own, else ''."""
     names = names or assignment_names()
     match = PLACE.match(value) if isinstance(value, str) else None
     if not match or match["notebook"] not in names.notebooks:

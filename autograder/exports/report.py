@@ -1,4 +1,4 @@
-"""Why each student lost points in an nbgrader autograde: one readable row per graded cell short of full marks.
+"""Why each student lost points in nbgrader's autograde: a row per graded cell short of full marks.
 
     python -m autograder report COURSE_DIR --assignment a5 --out DIR
 
@@ -33,11 +33,12 @@ from autograder.inside import bounded_json
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, outcomes
 
-# nbgrader interrupts a cell past its timeout: the cell then shows KeyboardInterrupt or CellTimeoutError
+# what a cell shows once nbgrader interrupted it past its timeout
 TIMEOUT_ERRORS = {"CellTimeoutError", "TimeoutError", "KeyboardInterrupt"}
 STUDENT_SECONDS = 30  # one student's explanation; past it, the student's row says so
-# one student's explanation: two notebooks of at most 20 MB each parsed at a time (nbformat), within a value budget
-REPORT_STEP = Step("report", UnitLimits(seconds=STUDENT_SECONDS, memory_mb=1536), preload=("autograder.exports.report",))
+# memory: two notebooks of at most 20 MB each parsed at once (nbformat), within a value budget
+REPORT_STEP = Step("report", UnitLimits(seconds=STUDENT_SECONDS, memory_mb=1536),
+                   preload=("autograder.exports.report",))
 MAX_NOTEBOOK_BYTES = 20 * 2 ** 20  # the collect step's own cap on a notebook
 RUN_CELL_IDS = frozenset(RUN_CELLS.values())  # (notebook, grade_id) of each run split's cell
 
@@ -55,7 +56,7 @@ class CellReason:
 
 
 def _read(path: Path):
-    """(notebook, None) or (None, why not): a regular file (never a link or FIFO), read up to the size cap."""
+    """(notebook, None) or (None, why not): a regular file (no link or FIFO), up to the size cap."""
     import os
     import stat
 
@@ -86,7 +87,7 @@ NOT_GRADED = ("was not graded (nbgrader stopped on it, e.g. its kernel died or a
 
 
 def _was_executed(notebook) -> bool:
-    """Did nbgrader run this notebook? A run leaves execution counts or outputs on its code cells."""
+    """Did nbgrader run this notebook? A run leaves execution counts or outputs on code cells."""
     return any(c.get("execution_count") or c.get("outputs") for c in notebook.cells if c.cell_type == "code")
 
 
@@ -102,8 +103,8 @@ def _graded_notebook(course_dir: Path, student: str, assignment: str, name: str)
 
 
 def _cell_error(cell, message: bool = True) -> str | None:
-    """The cell's error as a reason: a known exception type and (``message``) the first line of its message, shown
-    sanitised. A student's own cell gets its type only: its message is the student's text, not the grader's."""
+    """The cell's error as a reason: a known exception type and (``message``) its message's
+    first line, sanitised. A student's own cell gets its type only: its message is theirs."""
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             if output.get("ename") in TIMEOUT_ERRORS:
@@ -129,8 +130,8 @@ def _first_error_before(notebook, grade_id: str) -> str | None:
 
 def explain(course_dir: str | Path, assignment: str, db_url: str | None = None, workers: int = 2,
             reasons_file: Path | None = None) -> tuple[dict[str, float], list[CellReason]]:
-    """Total score per student and a reason per graded cell short of full marks; each student explained in a unit.
-    ``reasons_file`` is ``autograder grade``'s reasons.json (default: the course's grades/reasons.json, if any)."""
+    """Total score per student, and a reason per graded cell short of full marks (a unit each).
+    ``reasons_file``: ``autograder grade``'s reasons.json (default: grades/reasons.json)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     from autograder.exports import trusted_reasons
@@ -167,8 +168,8 @@ def explain(course_dir: str | Path, assignment: str, db_url: str | None = None, 
 
 
 def explain_student(course_dir: str, db_url: str, assignment: str, student: str, trusted: dict) -> list[CellReason]:
-    """In the student's unit: a reason for each graded cell of one student short of full marks (``trusted``: the score
-    of record's verdict per grade_id)."""
+    """In the student's unit: a reason per graded cell short of full marks (``trusted``: the
+    score of record's verdict per grade_id)."""
     from nbgrader.api import Gradebook
 
     out: list[CellReason] = []
@@ -198,7 +199,7 @@ def _explain_student(gb, master, course_dir: Path, student: str, assignment: str
             score = grade.score if grade is not None else 0.0
             if score >= cell.max_score:
                 continue
-            if cell.name in trusted:  # the score of record's own reason for the score the gradebook holds
+            if cell.name in trusted:  # the score of record's reason for the gradebook's score
                 why = trusted[cell.name].reason
             elif notebook_problem:
                 why = notebook_problem
@@ -215,11 +216,13 @@ def _explain_student(gb, master, course_dir: Path, student: str, assignment: str
 
 
 def write_report(reasons: list[CellReason], path: str | Path) -> Path:
+    """The reasons as a CSV at ``path``."""
     return write_csv(path, ["student_id", "notebook", "cell", "score", "max_score", "reason"],
                      [[r.student, r.notebook, r.cell, f"{r.score:g}", f"{r.max_score:g}", r.reason] for r in reasons])
 
 
 def summary(totals: dict[str, float], reasons: list[CellReason]) -> str:
+    """A table for the terminal: each student's total and first lost points."""
     lines = [f"{'student':<22}{'score':>8}  first lost points"]
     for student, total in totals.items():
         first = next((r for r in reasons if r.student == student), None)

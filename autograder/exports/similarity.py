@@ -1,5 +1,4 @@
-"""How alike the cohort's code is: pairwise, over all of each student's code and per graded cell, the release's code
-excluded.
+"""How alike the cohort's code is: pairwise, over all of each student's code and per graded cell.
 
 All of a student's code counts, wherever it stands: every code cell of every notebook of the
 assignment, tagged or not, is turned into its top-level statements, with the code in its
@@ -15,7 +14,7 @@ each graded cell (a code cell of the release with nbgrader ``solution: true``, m
 (bounded JSON) and fingerprinted in that student's own unit (``autograder.units``): no student
 code is ever run or imported, and the driver compares fingerprints only. A notebook that
 cannot be read, or a student whose unit failed, is listed as skipped with a reason; everyone
-else is compared as usual.
+else is compared as usual. The release's code never counts.
 """
 from __future__ import annotations
 
@@ -26,7 +25,8 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from autograder.collecting.collect import Limits, Wanted, collect_cohort
+from autograder.collecting.cohort import collect_cohort
+from autograder.collecting.collect import Limits, Wanted
 from autograder.exports.similarity_code import Budget, statements
 from autograder.exports.similarity_prints import Document, boilerplate_of, document, marks, overlap
 from autograder.inside import bounded_json
@@ -35,7 +35,7 @@ from autograder.units.stage import Step, outcomes
 
 OVERALL = "overall"  # the cell column of a pair's all-code row (no grade_id is spelled so)
 MB = 2 ** 20
-# one student's notebooks parsed (at most 5 MB each), their code's statements unwrapped and fingerprinted
+# one student's notebooks (at most 5 MB each) parsed, their statements unwrapped and fingerprinted
 READ_STEP = Step("similarity", UnitLimits(seconds=60, memory_mb=1024), preload=("autograder.exports.similarity",))
 
 
@@ -43,14 +43,14 @@ READ_STEP = Step("similarity", UnitLimits(seconds=60, memory_mb=1024), preload=(
 class Settings:
     """How submissions are read and compared."""
 
-    # copydetect's noise threshold, the k of its k-grams: shorter runs of matching filtered code are ignored; every
-    # k-gram is kept (window 1), so the scores do not depend on the per-process salt of Python's str hash
+    # copydetect's noise threshold (k of its k-grams): shorter matches are ignored; every k-gram is
+    # kept (window 1), so scores do not depend on the per-process salt of Python's str hash
     noise: int = 20
-    max_cell_chars: int = 20_000  # a cell's code past this is left out (a pasted dataset is not code to compare)
-    max_code_chars: int = 200_000  # a student's code parsed in all, unwrapped strings included; the rest left out
+    max_cell_chars: int = 20_000  # a cell's code past this is left out (pasted data is not code)
+    max_code_chars: int = 200_000  # a student's code parsed in all, unwrapped strings included
     notebook_bytes: int = 5 * MB  # larger notebooks are skipped unread
     max_entries: int = 200  # directory entries looked at per submission
-    shown_with_code: int = 3  # top pairs per row kind (overall, each cell) whose matched code the page shows
+    shown_with_code: int = 3  # top pairs per row kind (overall, each cell) shown with matched code
 
 
 @dataclass(frozen=True)
@@ -63,16 +63,16 @@ class GradedCell:
 
 @dataclass(frozen=True)
 class Release:
-    """What the students were given: the graded cells, and every code cell's source (the boilerplate)."""
+    """What the students were given: the graded cells, and every code cell's source."""
 
     cells: list[GradedCell]  # the graded cells, in release order
-    notebooks: tuple[str, ...]  # every notebook's file name: all of a student's code in them is compared
+    notebooks: tuple[str, ...]  # every notebook's file name: all student code in them is compared
     code: tuple[str, ...]  # every code cell's source, given, starter and test cells alike
 
 
 @dataclass(frozen=True)
 class Skipped:
-    """Something of a submission that was not compared (in full), and why: grader-written words only."""
+    """Part of a submission that was not compared (in full), and why: grader-written words only."""
 
     student: str  # the student's id as collect shows it
     where: str  # a notebook's file name, a cell's grade_id or place, or "" for the whole submission
@@ -81,18 +81,18 @@ class Skipped:
 
 @dataclass(frozen=True, slots=True)
 class PairScore:
-    """How much of two students' code (all of it, or one graded cell's) is the same, the release's code aside."""
+    """How much of two students' code (all of it, or one graded cell's) is the same."""
 
     cell: str  # grade_id, or OVERALL
     a: str  # one student (a < b)
     b: str  # the other
     a_in_b: float  # share of a's own code (its fingerprinted filtered tokens) also in b's
     b_in_a: float  # share of b's own code also in a's
-    tokens: int  # a's filtered tokens that match b's (copydetect's count; names count as one character)
+    tokens: int  # a's filtered tokens matching b's (copydetect's count; a name is one character)
 
     @property
     def similarity(self) -> float:
-        """The larger share: one student's code found whole in the other's is what an instructor looks at."""
+        """The larger share: one student's code found whole in the other's is what matters."""
         return max(self.a_in_b, self.b_in_a)
 
 
@@ -102,13 +102,15 @@ class Report:
 
     cells: list[GradedCell]  # the graded cells, in release order
     students: list[str]  # everyone whose submission folder was read, sorted
-    pairs: list[PairScore]  # every pair sharing any code: overall rows first, then per cell; each ranked
+    pairs: list[PairScore]  # every pair sharing any code: overall rows first, then per cell; ranked
     skipped: list[Skipped]  # what was not compared, and why
-    code: dict[tuple[str, str], str] = field(default_factory=dict)  # (student, OVERALL or grade_id) -> code compared
-    # (cell, a, b) -> each row kind's top pairs' matched spans in a's and b's code, as (starts, ends)
+    # (student, OVERALL or grade_id) -> the code compared
+    code: dict[tuple[str, str], str] = field(default_factory=dict)
+    # (cell, a, b) -> a top pair's matched spans in a's and b's code, as (starts, ends)
     matches: dict[tuple[str, str, str], tuple] = field(default_factory=dict)
 
     def ranked(self, cell: str) -> list[PairScore]:
+        """The pairs of one row kind (OVERALL or a grade_id), best first."""
         return [p for p in self.pairs if p.cell == cell]
 
 
@@ -121,7 +123,7 @@ def _code_cells(path: Path) -> list[dict]:
 
 
 def graded_cells(release: Path) -> list[GradedCell]:
-    """The graded code cells of the release notebooks (trusted files), in notebook and cell order."""
+    """The graded code cells of the release notebooks (trusted files), in notebook, cell order."""
     return [GradedCell(c["metadata"]["nbgrader"]["grade_id"], path.name)
             for path in sorted(Path(release).glob("*.ipynb")) for c in _code_cells(path)
             if c.get("metadata", {}).get("nbgrader", {}).get("solution") and c["metadata"]["nbgrader"].get("grade_id")]
@@ -144,8 +146,8 @@ def _source(cell: dict) -> str:
 
 
 def read_cells(data: bytes, wanted: set[str]) -> tuple[list[tuple[str | None, str]], list[tuple[str, str]]]:
-    """Every code cell of a notebook's bytes, as (its grade_id when it is a wanted one's first, its code), and
-    (grade_id, reason) notes on the wanted cells; Malformed if unreadable."""
+    """Every code cell of a notebook's bytes as (its grade_id if the first cell of a wanted one, its
+    code), and (grade_id, reason) notes on the wanted cells; Malformed if unreadable."""
     try:
         notebook = bounded_json.loads(data)
     except bounded_json.JsonRefused as err:
@@ -178,18 +180,18 @@ def read_cells(data: bytes, wanted: set[str]) -> tuple[list[tuple[str | None, st
 class StudentCode:
     """One student's code, read in the student's unit."""
 
-    code: dict[str, str]  # OVERALL or grade_id -> the code compared (the student's own statements), as shown
-    docs: dict[str, Document]  # OVERALL or grade_id -> its fingerprints, the release's code as boilerplate
+    code: dict[str, str]  # OVERALL or grade_id -> the code compared (the student's own statements)
+    docs: dict[str, Document]  # OVERALL or grade_id -> its fingerprints, boilerplate aside
     skipped: list[Skipped]  # what of it was not compared, and why
 
 
 def read_student(student: str, folder: str, graded: dict[str, set[str]], settings: Settings,
                  release: tuple[str, ...]) -> StudentCode:
-    """In the student's unit: every code cell of each notebook (``graded``: notebook -> its graded cells' grade_ids)
-    in the collected ``folder``, as statements fingerprinted with the ``release`` code as boilerplate. (copydetect
-    hashes k-grams with Python's ``hash``, salted per process: every unit of a step is forked from one fork server,
-    so every student's hashes and the boilerplate's are made with the same salt, and no hash is made anywhere
-    else.)"""
+    """In the student's unit: every code cell of each notebook in the collected ``folder``
+    (``graded``: notebook -> its graded cells' grade_ids), as statements fingerprinted, ``release``
+    as boilerplate. copydetect hashes with Python's salted ``hash``: every unit of a step forks
+    from one fork server, so all students' hashes and the boilerplate's share one salt; no hash is
+    made anywhere else."""
     k = settings.noise
     given = [t for source in release for t in statements(source, Budget(len(source) * 8)).texts]
     boilerplate = boilerplate_of(given, k)
@@ -230,8 +232,8 @@ def read_student(student: str, folder: str, graded: dict[str, set[str]], setting
 
 def collect_code(submitted: Path, assignment: str, release: Release, settings: Settings
                  ) -> tuple[dict[str, StudentCode], list[Skipped]]:
-    """student -> their code and its fingerprints, read from a sanitised copy of each submission in a unit of its
-    own; and what was skipped."""
+    """student -> their code and its fingerprints, read from a sanitised copy of each submission in
+    a unit of its own; and what was skipped."""
     graded: dict[str, set[str]] = {name: set() for name in release.notebooks}
     for c in release.cells:
         graded[c.notebook].add(c.grade_id)
@@ -247,11 +249,11 @@ def collect_code(submitted: Path, assignment: str, release: Release, settings: S
                     for r in cohort.refused]
         readable = []
         for got in cohort.students:
-            # collect's reasons about the notebooks compared (too big, a link, ...); the rest is not ours to judge
+            # collect's reasons about the compared notebooks only (too big, a link, ...)
             mine_dropped = [Skipped(got.student, r.split(":", 1)[0], r.split(":", 1)[1].strip())
                             for r in got.dropped if r.split(":", 1)[0] in graded]
             skipped += mine_dropped
-            if got.folder is None:  # nothing usable: say why once, in collect's words (the first few)
+            if got.folder is None:  # nothing usable: say why once, in collect's first few words
                 if not mine_dropped:
                     skipped.append(Skipped(got.student, "", "; ".join(got.dropped[:3]) or "no notebooks"))
                 continue
@@ -268,8 +270,7 @@ def collect_code(submitted: Path, assignment: str, release: Release, settings: S
 
 
 def compare(cells: list[GradedCell], code: dict[str, StudentCode], settings: Settings) -> Report:
-    """Every pair of students, overall and per graded cell, ranked; works on the fingerprints the students' units
-    made."""
+    """Every pair of students, overall and per graded cell, ranked, from the units' fingerprints."""
     k = settings.noise
     pairs: list[PairScore] = []
     matches: dict[tuple[str, str, str], tuple] = {}
@@ -314,13 +315,14 @@ def _pairs(cell: str, docs: dict[str, Document], k: int) -> list[PairScore]:
 
 
 def _rank(pairs: list[PairScore]) -> list[PairScore]:
+    """Best first: the larger share, then more matched tokens; ties by name."""
     return sorted(pairs, key=lambda p: (-p.similarity, -p.tokens, p.a, p.b))
 
 
 def similarity_report(submitted: Path, release: Path, assignment: str = "a5", settings: Settings = Settings()
                       ) -> Report:
-    """Read the cohort in ``submitted/<student>/<assignment>/`` and compare all of its code, the ``release``'s
-    aside."""
+    """Read the cohort in ``submitted/<student>/<assignment>/`` and compare all of its code, the
+    ``release``'s aside."""
     given = release_of(release)
     code, skipped = collect_code(submitted, assignment, given, settings)
     report = compare(given.cells, code, settings)

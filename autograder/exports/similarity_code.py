@@ -1,4 +1,4 @@
-"""A cell's code as the similarity report compares it: its top-level statements, wherever the code hides.
+"""A cell's code as the similarity report compares it: top-level statements, wherever code hides.
 
 A copy need not stay where the release put its cell, nor look like code: it can move to a
 cell of its own, run through ``exec('...')``, hide in ``%%capture`` or ``%time`` (which IPython
@@ -21,18 +21,19 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 MAX_DEPTH = 4  # strings within strings unwrapped (exec of an exec of ...); deeper ones stay strings
 RUNTIME_CODE = frozenset({"exec", "eval", "compile"})  # builtins that run a string's code
-_TRIVIAL = (ast.Name, ast.Constant, ast.Attribute)  # a string that parses only as one of these is text, not code
+# a string that parses only as one of these is text, not code
+_TRIVIAL = (ast.Name, ast.Constant, ast.Attribute)
 
 
 @dataclass
 class Budget:
-    """Characters one student's code may still make the report parse: each cell and each unwrapped string pays."""
+    """Characters of one student's code still to parse: each cell and each unwrapped string pays."""
 
     left: int  # characters still to spend
     spent_out: bool = False  # something was left out because the budget ran out
 
     def pay(self, text: str) -> bool:
-        """Whether ``text`` may be parsed; once one text was refused, every later one is (the rest is left out)."""
+        """Whether ``text`` may be parsed; once one text is refused, every later one is too."""
         if self.spent_out or len(text) > self.left:
             self.spent_out = True
             return False
@@ -42,14 +43,14 @@ class Budget:
 
 @dataclass
 class Statements:
-    """A cell's code as compared: top-level statements, the cell's own first, then those unwrapped from strings."""
+    """A cell's code as compared: its top-level statements, then those of its strings."""
 
-    texts: list[str] = field(default_factory=list)  # each statement unparsed (or its raw text if it cannot be)
-    runtime: int = 0  # exec/eval/compile calls on code built at run time (not a literal): not compared
+    texts: list[str] = field(default_factory=list)  # each statement unparsed (else its raw text)
+    runtime: int = 0  # exec/eval/compile calls on code built at run time: not compared
 
 
 def _python(source: str) -> str:
-    """IPython's syntax (magics, ``!``, ``?``) as the Python it runs; the source itself if IPython cannot read it."""
+    """IPython's syntax (magics, ``!``, ``?``) as the Python it runs; else the source itself."""
     try:
         return TransformerManager().transform_cell(source)
     except Exception:  # a cell IPython could not run either: compared as text
@@ -57,7 +58,7 @@ def _python(source: str) -> str:
 
 
 def _constant_text(node: ast.AST) -> str | None:
-    """A string (or bytes) literal's text, folding ``'a' + 'b'``; None for anything computed at run time."""
+    """A string (or bytes) literal's text, folding ``'a' + 'b'``; None if computed at run time."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
         value = node.value
         return value if isinstance(value, str) else value.decode("utf-8", "replace")
@@ -68,7 +69,7 @@ def _constant_text(node: ast.AST) -> str | None:
 
 
 def _as_code(text: str) -> ast.Module | None:
-    """The parsed module when ``text`` is Python with more than a lone name or literal; else None."""
+    """The parsed module if ``text`` is Python with more than a lone name or literal; else None."""
     if len(text.strip()) < 2:
         return None
     try:
@@ -86,8 +87,8 @@ def _called(node: ast.AST) -> str | None:
 
 
 class _Unwrap(ast.NodeTransformer):
-    """Takes out every string literal that is code (its module kept in ``found``, the literal left empty) and counts
-    exec/eval/compile of strings built at run time."""
+    """Take out every string literal that is code (its module kept in ``found``, the literal left
+    empty) and count exec/eval/compile of strings built at run time."""
 
     def __init__(self):
         self.found: list[ast.Module] = []
@@ -115,14 +116,14 @@ class _Unwrap(ast.NodeTransformer):
 
 
 def statements(source: str, budget: Budget, depth: int = 0) -> Statements:
-    """The statements of one cell's ``source`` and of the code in its strings, as the report compares them."""
+    """The statements of one cell's ``source`` and of the code in its strings, as compared."""
     out = Statements()
     if not budget.pay(source):
         return out
     python = _python(source) if depth == 0 else source
     try:
         tree = ast.parse(python)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python: compared as the text it is
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python: compared as text
         out.texts.append(source)
         return out
     unwrap = _Unwrap()

@@ -34,11 +34,12 @@ def write_report(report: Report, out: Path, assignment: str = "a5") -> list[Path
 
 
 def _row(rank: int, p: PairScore) -> list:
+    """One CSV row of a ranked pair."""
     return [rank, p.cell, p.a, p.b, f"{p.similarity:.3f}", f"{p.a_in_b:.3f}", f"{p.b_in_a:.3f}", p.tokens]
 
 
 def _esc(text: str) -> str:
-    """Untrusted text for the page: escaped, control and format characters (bidi overrides) as U+FFFD."""
+    """Untrusted text for the page: escaped; control and format characters (bidi) as U+FFFD."""
     shown = "".join(c if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf") else "\ufffd" for c in text)
     return html.escape(shown, quote=True)
 
@@ -79,7 +80,7 @@ max-height:30rem;white-space:pre-wrap}mark{background:#ffd54f;color:#000;text-de
 
 
 def _with_code(report: Report, cell: str, ranked: list[PairScore]) -> list[str]:
-    """The top pairs of a row kind whose matches the report kept, each one's code side by side, matches marked."""
+    """The top pairs of a row kind, each pair's code side by side with its matches marked."""
     parts = []
     for i, p in enumerate(ranked, 1):
         if (slices := report.matches.get((cell, p.a, p.b))) is None:  # not among the top few
@@ -91,7 +92,7 @@ def _with_code(report: Report, cell: str, ranked: list[PairScore]) -> list[str]:
 
 
 def page(report: Report, assignment: str) -> str:
-    """The instructor's page: skipped work, the overall ranking with the top pairs' code, then each graded cell's."""
+    """The instructor's page: skipped work, rankings (overall, per cell), the top pairs' code."""
     overall = report.ranked(OVERALL)
     parts = [f"<h1>Similarity of the students' code: {_esc(assignment)}</h1>",
              f"<p>{len(report.students)} students, {len(report.cells)} graded cells, "

@@ -2,11 +2,11 @@
 
 Each statement (``similarity_code``) is fingerprinted on its own with copydetect (tokenised by
 pygments, names, strings and comments folded, k-grams hashed); the release's k-grams are taken
-out as copydetect's boilerplate is, and a statement the release holds whole is left out. The statements' fingerprints
-are laid side by side in one document, a gap of ``k`` between two, so no k-gram spans two
-statements and none counts twice across a move: which cell a statement is in, and in what
-order, changes nothing. How much of a's code is in b's is copydetect's measure (the matched
-tokens over a's fingerprinted tokens), computed on the whole document.
+out as copydetect's boilerplate is, and a statement the release holds whole is left out. The
+statements' fingerprints are laid side by side in one document, a gap of ``k`` between two, so
+no k-gram spans two statements and none counts twice across a move: which cell a statement is
+in, and in what order, changes nothing. How much of a's code is in b's is copydetect's measure
+(the matched tokens over a's fingerprinted tokens), computed on the whole document.
 
 Python's ``hash`` of a k-gram is salted per process: a document's hashes compare only with
 hashes made in the same process or in a process forked from the same parent (every unit of a
@@ -24,7 +24,7 @@ from copydetect.utils import get_copied_slices, get_token_coverage
 
 
 def _print(text: str, k: int) -> CodeFingerprint:
-    """copydetect's fingerprint of one statement, every k-gram kept (window 1: independent of the hash's salt)."""
+    """copydetect's fingerprint of one statement, every k-gram kept (window 1: salt-independent)."""
     return CodeFingerprint("code.py", k, 1, language="python", fp=io.StringIO(text))
 
 
@@ -32,38 +32,45 @@ def _print(text: str, k: int) -> CodeFingerprint:
 class Boilerplate:
     """The release's code: its k-grams and its statements, as filtered, never count."""
 
-    hashes: frozenset[int]  # every k-gram hash of every release statement (a set: taken out of each statement's)
-    statements: frozenset[str]  # each release statement's filtered code: a student statement equal to one is dropped
+    hashes: frozenset[int]  # every k-gram hash of the release: taken out of each student's
+    statements: frozenset[str]  # each release statement's filtered code: equal ones are dropped
 
 
 def boilerplate_of(statements: list[str], k: int) -> Boilerplate:
+    """The release's statements as boilerplate."""
     prints = [_print(text, k) for text in statements]
     return Boilerplate(frozenset(h for p in prints for h in p.hashes), frozenset(p.filtered_code for p in prints))
 
 
 @dataclass
 class Document:
-    """One student's code (a cell, or every cell) as compared: the statements of their own, fingerprinted."""
+    """One student's code (a cell, or all cells) as compared: their statements, fingerprinted."""
 
     text: str = ""  # the statements shown, in the student's order, a blank line between two
-    hash_idx: dict[int, np.ndarray] = field(default_factory=dict)  # k-gram hash -> its starts in the laid-out doc
-    coverage: int = 0  # fingerprinted tokens of the student's own (copydetect's token_coverage, summed)
-    filtered_at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # each statement's start
-    text_at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # ... and in ``text``
-    offsets: list[np.ndarray] = field(default_factory=list)  # each statement's copydetect offsets (filtered -> raw)
+    # k-gram hash -> its starts in the laid-out document
+    hash_idx: dict[int, np.ndarray] = field(default_factory=dict)
+    coverage: int = 0  # the student's fingerprinted tokens (copydetect's token_coverage, summed)
+    # each statement's start in the laid-out filtered code
+    filtered_at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # ... and in ``text``
+    text_at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # each statement's copydetect offsets (filtered -> raw)
+    offsets: list[np.ndarray] = field(default_factory=list)
     key: str = ""  # a digest of the filtered statements, order aside: equal keys, equal scores
 
     @property
     def hashes(self) -> set[int]:
+        """Every k-gram hash of the document."""
         return set(self.hash_idx)
 
 
 def document(statements: list[str], k: int, boilerplate: Boilerplate) -> Document:
-    """The statements of one student's code that are theirs (neither the release's whole nor a repeat), fingerprinted
-    each on its own and laid out in one document."""
+    """The student's own statements (neither the release's whole nor a repeat), fingerprinted each
+    on its own and laid out in one document."""
     kept, seen = [], set()
     for text in statements:
-        if len(text) < k or text in seen:  # too short for one k-gram (filtering only shortens), or a repeat
+        # too short for one k-gram (filtering only shortens), or a repeat
+        if len(text) < k or text in seen:
             continue
         seen.add(text)
         fp = _print(text, k)
@@ -91,7 +98,7 @@ def document(statements: list[str], k: int, boilerplate: Boilerplate) -> Documen
 
 
 def _matched(a: Document, b: Document, k: int) -> np.ndarray:
-    """a's runs of k-grams found in b: a 2 x N array of (starts, ends) in a's laid-out filtered code."""
+    """a's runs of k-grams found in b: a 2 x N array of (starts, ends) in a's laid-out code."""
     common = a.hash_idx.keys() & b.hash_idx.keys()
     if not common:
         return np.zeros((2, 0), dtype=np.int64)
@@ -110,7 +117,7 @@ def marks(a: Document, b: Document, k: int) -> tuple[list[int], list[int]]:
     runs = _matched(a, b, k)
     starts, ends = [], []
     for start, end in zip(*runs.tolist()):
-        i = int(np.searchsorted(a.filtered_at, start, side="right")) - 1  # the statement the run is in
+        i = int(np.searchsorted(a.filtered_at, start, side="right")) - 1  # the run's statement
         base, offsets = int(a.filtered_at[i]), a.offsets[i]
         local = np.array([start - base, end - base])
         if len(offsets):  # copydetect's own mapping of filtered positions to the statement's text

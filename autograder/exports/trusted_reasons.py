@@ -1,4 +1,4 @@
-"""The score of record's points and reasons, by nbgrader cell: what feedback pages and the report show a student.
+"""The score of record's points and reasons by nbgrader cell, for feedback pages and the report.
 
 ``autograder grade`` writes ``reasons.json`` (student -> every part's points, maximum and
 reason, in the grader's own words). A check's part is its nbgrader grade_id; a run split's
@@ -19,8 +19,8 @@ from autograder.checks.run_files import RUN_CELLS
 class Verdict:
     """One cell's trusted score."""
 
-    points: float
-    max_points: float
+    points: float  # points given
+    max_points: float  # points available
     reason: str  # grader-written, at most reasons.MAX_CHARS
 
     def line(self) -> str:

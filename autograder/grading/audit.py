@@ -1,4 +1,4 @@
-"""The audit (``autograder grade --audit K``): retrain sampled students' runs with code no student wrote, compare.
+"""The audit (``autograder grade --audit K``): retrain sampled students' runs with trusted code.
 
 Decoding ties the predictions to the submitted params; only retraining shows whether those
 params are what training on the course's data reaches. For each audited student, and each
@@ -32,8 +32,7 @@ from pathlib import Path
 
 import torch
 
-from autograder.checks import registry
-from autograder.checks.judges import SOLUTIONS
+from autograder.checks import registry, run_files
 from autograder.checks.run_chains import CHAINS
 from autograder.collecting.collect import OUTPUTS, Collected
 from autograder.collecting.run_prints import recorded_seed
@@ -41,8 +40,9 @@ from autograder.confinement.jobs import run_job
 from autograder.grading.code_parts import PROBE_ENV, data_inputs
 from autograder.grading.results import Budget, Settings, SubmissionResult
 from autograder.grading.run_parts import decode_params
-from course_lib.evaluation import accuracy
-from course_lib.runs import RUNS
+from course_lib.gpt.evaluation import accuracy
+from course_lib.layout import SOLUTIONS_DIR
+from course_lib.run_specs import RUNS
 from course_lib.seeds import personal_seed
 
 RETRAIN_ANSWER_CAP = 512 * 2 ** 20  # three parts' params, base64 on the wire
@@ -62,15 +62,16 @@ class AuditSettings:
 class Finding:
     """One split of one audited run part."""
 
-    student: str
+    student: str  # the collect step's student id
     split: str  # "<run part>/<dev|test>"
     handed_in: float | None  # accuracy of the submitted params, as graded
-    retrained: float | None  # accuracy of the params retrained from the notebooks (None: retraining failed)
+    retrained: float | None  # accuracy of the params retrained with the reference (None: failed)
     tolerance: float  # how far handed_in may exceed retrained
     note: str = ""  # why there is no retrained number, for the instructor
 
     @property
     def flagged(self) -> bool:
+        """Handed-in accuracy beyond the retrained one plus tolerance (or nothing retrained)."""
         if self.handed_in is None:
             return False
         return self.retrained is None or self.handed_in - self.retrained > self.tolerance
@@ -80,14 +81,14 @@ class Finding:
 class AuditResult:
     """One student's audit."""
 
-    student: str
-    findings: list[Finding] = field(default_factory=list)
-    log: list[str] = field(default_factory=list)
+    student: str  # the collect step's student id
+    findings: list[Finding] = field(default_factory=list)  # one per audited split
+    log: list[str] = field(default_factory=list)  # for the instructor's log
 
 
 def _recorded_seeds(folder: Path, runs: list[str], student: str) -> dict[str, int]:
-    """The seed each training run's log records (the student's own file: only an int is taken); a run whose log
-    records none is retrained with the student's personal seed, the one their notebooks train with by default."""
+    """The seed each training run's log records (the student's file: only an int is taken); a run
+    whose log has none gets the student's personal seed, their notebooks' default."""
     seeds = {}
     for name in runs:
         seed = recorded_seed(folder / OUTPUTS / f"{name}.json")
@@ -96,25 +97,25 @@ def _recorded_seeds(folder: Path, runs: list[str], student: str) -> dict[str, in
 
 
 def reference_notebooks() -> list[Path]:
-    """The course's reference notebooks whose parts the runs call (02 to 05: a run's ``parts_with`` loads no later
-    one), as the hidden checks load them."""
-    last = max(p.notebook[:2] for p in registry.RUN_PARTS)
-    return sorted(p for p in SOLUTIONS.glob("[0-9][0-9]_*.ipynb") if p.name[:2] <= last)
+    """The course's reference notebooks whose parts the runs call (02 to 05: a run's ``parts_with``
+    loads no later one), as the hidden checks load them."""
+    last = max(p.notebook[:2] for p in run_files.RUN_PARTS)
+    return sorted(p for p in SOLUTIONS_DIR.glob("[0-9][0-9]_*.ipynb") if p.name[:2] <= last)
 
 
 def _after(runs: list[str]) -> dict[str, list[str]]:
-    """run -> the runs among ``runs`` whose params it reads (it cannot start when one of them failed)."""
+    """run -> the runs among ``runs`` whose params it reads (it cannot start if one failed)."""
     return {name: [n for n in runs if RUNS[name].reads and RUNS[n].writes == RUNS[name].reads] for name in runs}
 
 
 def audit_student(collected: Collected, result: SubmissionResult, settings: Settings, gold: dict,
                   audit: AuditSettings) -> AuditResult:
-    """Retrain the run parts that earned points with the reference and score the retrained params; a finding per
-    split."""
+    """Retrain the run parts that earned points with the reference and score the retrained params;
+    a finding per split."""
     out = AuditResult(collected.student)
     earned = {label.split("/")[0] for label, value in result.accuracies.items()
               if any(p.part == label and p.points > 0 for p in result.parts)}
-    parts = [p for p in registry.RUN_PARTS if p.name in earned]
+    parts = [p for p in run_files.RUN_PARTS if p.name in earned]
     if not parts or collected.folder is None:
         return out
     runs = [name for part in parts for name in CHAINS[part.name]]
@@ -165,7 +166,7 @@ def audit_student(collected: Collected, result: SubmissionResult, settings: Sett
     return out
 
 
-# one audited student's unit: the retrain job's answer (up to 512 MB of params, base64) is decoded in it
+# one audited student's unit: it decodes the retrain job's answer (up to 512 MB of params, base64)
 AUDIT_UNIT_MEMORY_MB = 4096
 
 
@@ -176,8 +177,8 @@ def audit_one(collected: Collected, result: SubmissionResult, settings: Settings
 
 
 def sample(results: list[SubmissionResult], audit: AuditSettings) -> list[int]:
-    """Places (in the cohort) of the students to audit: K among those whose runs earned points, those with a run
-    above what the course's code reaches (``result.above_ceiling``) first, the rest at random."""
+    """Places (in the cohort) of the students to audit: K of those whose runs earned points, those
+    with a run above the course's reach (``above_ceiling``) first, the rest at random."""
     eligible = [i for i, r in enumerate(results)
                 if any(p.points > 0 for p in r.parts if p.part not in registry.BY_ID)]
     if audit.count is None or audit.count >= len(eligible):
@@ -191,7 +192,7 @@ def sample(results: list[SubmissionResult], audit: AuditSettings) -> list[int]:
 
 
 def apply(results: list[SubmissionResult], audits: list[AuditResult], audit: AuditSettings) -> list[Finding]:
-    """Zero flagged splits when asked, log every audit in its student's row; the flagged findings."""
+    """Zero flagged splits if asked, log each audit in its student's row; the flagged findings."""
     by_student = {r.student: r for r in results}
     flagged = []
     for done in audits:
@@ -208,19 +209,21 @@ def apply(results: list[SubmissionResult], audits: list[AuditResult], audit: Aud
                 for part in result.parts:
                     if part.part == finding.split and part.points > 0:
                         part.points = 0.0
-                        part.reason = (f"the audit retrained this run from your notebooks: its params reach "
-                                       f"{_pct(finding.retrained)}, the ones you handed in {_pct(finding.handed_in)}; "
+                        part.reason = ("the audit retrained this run with the course's code and your settings: its "
+                                       f"params reach {_pct(finding.retrained)}, the ones you handed in "
+                                       f"{_pct(finding.handed_in)}; "
                                        "your instructor has the details")
     return flagged
 
 
 def _pct(value: float | None) -> str:
+    """A share as a percentage, or 'no result'."""
     return "no result" if value is None else f"{100 * value:.1f}%"
 
 
 def run_audits(collected: list[Collected], results: list[SubmissionResult], settings: Settings, gold: dict,
                audit: AuditSettings, cluster, out: Path) -> list:
-    """Audit the sampled students (one Dask task each), apply the findings, write audit.csv; flags for flags.csv."""
+    """Audit the sampled students (a task each), apply the findings, write audit.csv; the flags."""
     from autograder.collecting.flags import Flag
     from autograder.exports.csv_safe import write_csv
     from autograder.units.limits import UnitLimits

@@ -1,9 +1,10 @@
-"""The checks' half of a grading: one confined probe job runs the student's notebooks as Jupyter's Run All does and
-every check's probe on fresh inputs where its test cell stands; each output is judged here, in the grader's own process
-(``autograder.checks.registry`` names the probe and judge of each check).
+"""The checks' half of a grading: probes run confined, their outputs judged in the grader's process.
 
-Nothing the job says about itself counts: a missing or malformed output is that check's zero, and a probe that
-did not return becomes a reason from the fixed vocabulary of ``autograder.exports.reasons``.
+One confined probe job runs the student's notebooks as Jupyter's Run All does, and every check's
+probe on fresh inputs where its test cell stands (``autograder.checks.registry`` names each
+check's probe and judge). Nothing the job says about itself counts: a missing or malformed output
+is that check's zero, and a probe that did not return becomes a reason from the fixed vocabulary
+of ``autograder.exports.reasons``.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from autograder.checks import hyperparameters, registry
+from autograder.checks import hyperparameters, registry, run_files
 from autograder.collecting.collect import OUTPUTS
 from autograder.confinement.jobs import run_job
 from autograder.exports import reasons
@@ -27,19 +28,18 @@ def data_inputs(settings: Settings) -> dict[str, Path]:
             if (settings.data_dir / name).is_file()}
 
 
-# what a student's extra cells find while the probe job loads their notebooks: grading mode, the course data
+# what a student's cells see while the probe job loads their notebooks: grading mode, course data
 PROBE_ENV = {"NBGRADER_EXECUTION": "autograde", "COURSE_DATA_DIR": "{job}/data", "COURSE_OUT_DIR": "{tmp}/outputs"}
-# the probe job runs every cell, as Run All does: training cells load the runs' saved outputs from the run logs and
-# predictions handed in, read-only, where nbgrader's kernel finds them (outputs/ beside the notebooks; no params: no
-# cell reads them while grading); the course's plots draw nothing (course_lib.plots) and a student's own draw on
-# matplotlib's Agg, which shows nothing (widgets do nothing while grading)
+# Run All in the probe job: training cells read the handed-in run logs and predictions (read-only,
+# in outputs/ as nbgrader's kernel has them; no params, no cell reads them); the course's plots
+# draw nothing (course_lib.notebook.plots), a student's own draw on Agg
 RUN_ALL_ENV = {"COURSE_OUT_DIR": "{job}/" + OUTPUTS, "COURSE_PLOTS": "off", "MPLBACKEND": "Agg"}
-LOG_TAIL = 12000  # characters of the probe job's output kept in the instructor's log (every cell prints there now)
+LOG_TAIL = 12000  # characters of the probe job's output (every cell's) kept in the instructor's log
 
 
 def saved_runs(folder: Path) -> dict[str, Path]:
-    """The run logs and predictions handed in beside the notebooks, for the probe job's training cells."""
-    names = sorted(registry.RUN_LOGS | {name for p in registry.RUN_PARTS for name in (p.dev, p.test)})
+    """The run logs and predictions handed in beside the notebooks, for the training cells."""
+    names = sorted(run_files.RUN_LOGS | {name for p in run_files.RUN_PARTS for name in (p.dev, p.test)})
     return {f"{OUTPUTS}/{name}": folder / OUTPUTS / name for name in names if (folder / OUTPUTS / name).is_file()}
 
 
@@ -62,8 +62,8 @@ def error_reason(error, check: registry.Check, failed: dict, notes: dict[str, st
 
 
 def _why_missing(names: list[str], failed: dict, notes: dict[str, str]) -> str:
-    """Where the missing names should have come from: a notebook missing (the collect step's note), unreadable,
-    or with a failing cell."""
+    """Why the missing names' notebook did not give them: missing (the collect step's note),
+    unreadable, or with a failing cell."""
     said = []
     for notebook in sorted({f"{PARTS[n].notebook}.ipynb" for n in names if n in PARTS}):
         info = failed.get(notebook)
@@ -79,9 +79,9 @@ def _why_missing(names: list[str], failed: dict, notes: dict[str, str]) -> str:
 
 def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: int, budget: Budget,
                notes: dict[str, str] | None = None, chosen: dict[str, dict] | None = None) -> list[PartResult]:
-    """Probe every check in one confined job on inputs drawn from ``seed``; judge each output here. The training
-    hyperparameters the glue chose (``autograder.checks.hyperparameters``, from the glue checks that passed) go into
-    ``chosen``, for the audit."""
+    """Probe every check in one confined job on inputs drawn from ``seed``; judge each output here.
+    The training hyperparameters the glue chose (``autograder.checks.hyperparameters``, from the
+    glue checks that passed) go into ``chosen``, for the audit."""
     timeout = budget.job_timeout(settings.timeout)
     if timeout <= 0:
         return [PartResult(c.grade_id, 0.0, c.points, OUT_OF_TIME) for c in registry.CHECKS]
@@ -121,7 +121,7 @@ def _judged(check: registry.Check, inputs: dict, got, failed: dict, notes, log: 
         return PartResult(check.grade_id, 0.0, check.points, reasons.bounded(why))
     try:
         problems = check.judge(inputs, got["output"])
-    except Exception:  # a malformed output is the submission's doing, never the grader's crash
+    except Exception:  # a malformed output is the submission's doing, not a grader crash
         log.append(f"{check.grade_id}: the judge could not read the output:\n{traceback.format_exc()[-2000:]}")
         problems = ["the check's outputs were not of the expected form"]
     passed = not problems

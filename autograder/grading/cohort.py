@@ -1,18 +1,18 @@
-"""A cohort graded in parallel on Dask distributed: one task per student, files written by the driver alone.
+"""A cohort graded in parallel on Dask: one task per student, files written by the driver alone.
 
 Each student is one unit of the grade step (``autograder.units``): ``grade.grade_one`` on one
 collected submission in a process of its own, with a memory and a time limit, forked in this
 process for ``--workers 1`` or inside a Dask worker. It starts the same confined probe and
 decode jobs either way, so the sandbox (``autograder.confinement``) applies on every worker,
-and a worker that cannot confine refuses just as the command does. A task names the collect step's copy
-of its submission by path (never its bytes: the driver's memory stays flat whatever the
-submissions weigh), so workers on other machines need the course folder (code, data) at
+and a worker that cannot confine refuses just as the command does. A task names the collect
+step's copy of its submission by path (never its bytes: the driver's memory stays flat whatever
+the submissions weigh), so workers on other machines need the course folder (code, data) at
 the same path and the grader's --out folder on a filesystem they share.
 
-Faults (``autograder.units``): a unit that fails in any way (an exception, out of memory, past its
-time) makes that student's row "could not be graded"; a student whose worker dies is graded once
-more on another worker; a second death or a lost scheduler gives that row too; the reason goes to
-the instructor's log, and nobody else's row changes.
+Faults (``autograder.units``): a unit that fails in any way (an exception, out of memory, past
+its time) makes that student's row "could not be graded"; a student whose worker dies is graded
+once more on another worker; a second death or a lost scheduler gives that row too; the reason
+goes to the instructor's log, and nobody else's row changes.
 
 Re-runs: each graded student's result is kept in ``OUT/results/<student>.json`` with the
 hash of the collected files and of everything else that decides a grade (settings, data,
@@ -30,7 +30,6 @@ from pathlib import Path
 
 from autograder.atomic import write_atomically
 from autograder.checks import hyperparameters
-from autograder.checks.judges import SOLUTIONS
 from autograder.collecting.collect import Collected, Refused
 from autograder.grading.grade import grade_one
 from autograder.grading.results import (
@@ -43,15 +42,16 @@ from autograder.units.dask import Cluster
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, preload, run_step
 from course_lib import layout
-from course_lib.layout import REPO
+from course_lib.layout import REPO, SOLUTIONS_DIR
 
 CACHE_DIR = "results"  # in the --out folder: one JSON per graded student
 CACHE_FORMAT = 4  # bumped when the cache file's layout changes
-# what decides a grade besides the submission: the grader's and the course library's code, the bars,
-# and the reference synthesizer the decode job loads; a new module counts unless named as not grading
+# what decides a grade besides the submission: the grader's and course library's code, the bars,
+# and the reference synthesizer the decode job loads; a new module counts unless in NOT_GRADING
 GRADER_FILES = ("autograder/**/*.py", "autograder/checks/bars.toml", "course_lib/**/*.py")
-# what no grade depends on: the command line, nbgrader's side, the files written, the student copy, the cohort driver
-NOT_GRADING = ("autograder/__main__.py", "autograder/nbgrader_glue/*", "autograder/release/*", "autograder/exports/csv_safe.py",
+# no grade depends on these: CLI, nbgrader's side, the student copy, the files written, the driver
+NOT_GRADING = ("autograder/__main__.py", "autograder/nbgrader_glue/*", "autograder/release/*",
+               "autograder/exports/csv_safe.py",
                "autograder/exports/gradebook.py", "autograder/exports/outputs.py", "autograder/exports/report.py",
                "autograder/exports/similarity*.py",
                "autograder/grading/cohort.py", "autograder/units/*.py", "autograder/grading/folder.py",
@@ -60,12 +60,12 @@ NOT_GRADING = ("autograder/__main__.py", "autograder/nbgrader_glue/*", "autograd
 
 @dataclass(frozen=True)
 class Task:
-    """One student's collected submission as it travels to a worker: by reference, never by content."""
+    """One student's collected submission as it goes to a worker: by reference, never by content."""
 
     student: str  # the collect step's student id
-    folder: str | None  # the collect step's copy (a path on the filesystem the workers share), or None
+    folder: str | None  # the collect step's copy (a path the workers share), or None
     dropped: tuple[str, ...]  # the collect step's reasons for what it left out (instructor's log)
-    notes: tuple[tuple[str, str], ...]  # expected file -> why it is missing (student-facing, grader words)
+    notes: tuple[tuple[str, str], ...]  # expected file -> why it is missing (grader's words)
     linked: tuple[str, ...]  # copied files that had other hard links
 
 
@@ -74,36 +74,36 @@ class CohortRun:
     """What one grading of a cohort did, for the instructor."""
 
     results: list[SubmissionResult]  # one per collected student, in the cohort's order
-    refused: list[Refused] = field(default_factory=list)  # folders whose names cannot be student ids
+    # folders whose names cannot be student ids
+    refused: list[Refused] = field(default_factory=list)
     graded: int = 0  # students graded in this run
     reused: int = 0  # students whose kept result was still valid (unchanged files and settings)
-    failed: list[str] = field(default_factory=list)  # students the grader itself could not grade (not kept)
+    # students the grader itself could not grade (not kept)
+    failed: list[str] = field(default_factory=list)
 
 
-UNIT_MEMORY_MB = 3072  # one student's grade unit: the grader's code, torch, the answers it decodes (jobs have their own)
+UNIT_MEMORY_MB = 3072  # the grader's code, torch, the decoded answers (jobs have their own caps)
 UNIT_MARGIN_SECONDS = 120  # beyond the student's job budget: loading, judging, decoding the answers
-# what the step's units import, once, in the fork server: the task's module, the grading, and what torch imports the
-# first time an optimizer is made (torch.optim wraps its __init__ in torch._compile: 0.8 s of every unit that judges a
-# training step, measured, when the fork server had not). Registered when this module is imported, so the grade
-# command's own fork server, started by the collect step before any grading, has them too; a Dask worker, which never
-# imports this module, has them from the step. No nbgrader command imports this module (their fork servers need none)
+# imported once in the fork server, torch._dynamo too (the first optimizer imports it); registered
+# at import so the command's fork server, started by collect, has them (Dask workers: the step's)
 GRADE_PRELOAD = ("autograder.grading.cohort", "autograder.grading.grade", "torch._dynamo")
 preload(*GRADE_PRELOAD)
 
 
 def grade_step(settings: Settings) -> Step:
-    """The grade step's units: one student each, within the student's time budget and a memory limit."""
+    """The grade step's units: one student each, within their time budget and a memory cap."""
     return Step("grade", UnitLimits(seconds=settings.student_seconds + UNIT_MARGIN_SECONDS, memory_mb=UNIT_MEMORY_MB),
                 preload=GRADE_PRELOAD)
 
 
 def task_for(collected: Collected) -> Task:
+    """The task that names ``collected`` for a worker."""
     return Task(collected.student, str(collected.folder) if collected.folder else None, tuple(collected.dropped),
                 tuple(sorted(collected.notes.items())), tuple(collected.linked))
 
 
 def run_task(task: Task, settings: Settings, gold: dict) -> SubmissionResult:
-    """In the student's unit: grade the collect step's copy where it lies (the grader's jobs copy what they need)."""
+    """In the student's unit: grade the collect step's copy where it lies."""
     collected = Collected(task.student, Path(task.folder) if task.folder else None, list(task.dropped),
                           dict(task.notes), linked=list(task.linked))
     return grade_one(collected, settings, gold)
@@ -116,12 +116,12 @@ def content_hash(collected: Collected) -> str:
 
 
 def settings_hash(settings: Settings) -> str:
-    """Everything besides the submission that decides a grade: settings, data, answers and the grader's code."""
+    """All else that decides a grade: settings, data, answers, grader code."""
     digest = hashlib.sha256()
     fields = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "answers")}
     digest.update(json.dumps(fields, sort_keys=True, default=str).encode())
     files = [settings.data_dir / layout.WIKI, settings.data_dir / layout.DEV, settings.answers,
-             SOLUTIONS / "05_synthesizer.ipynb"]
+             SOLUTIONS_DIR / "05_synthesizer.ipynb"]
     files += sorted(p for pattern in GRADER_FILES for p in REPO.glob(pattern) if "__pycache__" not in p.parts
                     and not any(fnmatch(p.relative_to(REPO).as_posix(), skip) for skip in NOT_GRADING))
     for path in files:
@@ -130,7 +130,8 @@ def settings_hash(settings: Settings) -> str:
 
 
 def _cache_path(out: Path, student: str) -> Path:
-    return out / CACHE_DIR / f"{student}.json"  # an id the collect step accepted: one plain path component
+    """Where a student's kept result lives."""
+    return out / CACHE_DIR / f"{student}.json"  # collect accepted the id: one plain path component
 
 
 def _load(path: Path, content: str, grading: str) -> SubmissionResult | None:
@@ -152,7 +153,7 @@ def _load(path: Path, content: str, grading: str) -> SubmissionResult | None:
 
 
 def _kept_hyperparameters(kept) -> dict[str, dict]:
-    """The kept hyperparameters, through the same filter as when they were read (JSON made the betas a list)."""
+    """The kept hyperparameters through the filter they were read with (JSON made betas a list)."""
     if not isinstance(kept, dict):
         return {}
     return {stage: hyperparameters.of_stage(fields)[0] for stage, fields in kept.items()
@@ -160,6 +161,7 @@ def _kept_hyperparameters(kept) -> dict[str, dict]:
 
 
 def _keep(path: Path, result: SubmissionResult, content: str, grading: str) -> None:
+    """Keep a graded result for re-runs (never a row of the grader's own failure)."""
     if not result.graded:
         return
     record = {"format": CACHE_FORMAT, "content": content, "settings": grading, "student": result.student,
@@ -167,12 +169,12 @@ def _keep(path: Path, result: SubmissionResult, content: str, grading: str) -> N
               "hyperparameters": result.hyperparameters,
               "parts": [asdict(p) for p in result.parts],
               "log": result.log}
-    write_atomically(path, json.dumps(record))  # a reader never sees half a file, even if the driver dies here
+    write_atomically(path, json.dumps(record))  # never half a file, even if the driver dies here
 
 
 def grade_cohort(collected: list[Collected], settings: Settings, gold: dict, out: Path, cluster: Cluster,
                  force: bool = False, progress: bool = True) -> CohortRun:
-    """Grade every collected student (or reuse a still-valid kept result); one row each, in the cohort's order."""
+    """Grade every collected student (or reuse a still-valid kept result); a row each, in order."""
     from tqdm.auto import tqdm
 
     grading = settings_hash(settings)
@@ -195,8 +197,8 @@ def grade_cohort(collected: list[Collected], settings: Settings, gold: dict, out
         for index, outcome in finished:
             if index in results:  # never two rows for one student, whatever the cluster did
                 continue
-            result = outcome.value if outcome.ok else failed_row(
-                collected[index].student, settings, f"the grade step's unit failed: {outcome.failure}\n{outcome.detail}")
+            failure = f"the grade step's unit failed: {outcome.failure}\n{outcome.detail}"
+            result = outcome.value if outcome.ok else failed_row(collected[index].student, settings, failure)
             results[index] = result
             _keep(_cache_path(out, result.student), result, contents[index], grading)
             run.graded += 1

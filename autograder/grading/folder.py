@@ -1,4 +1,4 @@
-"""A cohort's grading from the command line: collect, grade every student (``cohort``), audit, write the files."""
+"""A cohort's grading from the command line: collect, grade (``cohort``), audit, write the files."""
 from __future__ import annotations
 
 import shutil
@@ -7,15 +7,16 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder.collecting.collect import collect_cohort, wanted_for
+from autograder.collecting.cohort import collect_cohort
+from autograder.collecting.collect import wanted_for
 from autograder.collecting.flags import cohort_flags
 from autograder.collecting.near_copies import gold_hashes
 from autograder.exports.outputs import write_outputs
 from autograder.grading.cohort import CohortRun, grade_cohort
-from autograder.grading.plausibility import ceiling_flags
-from autograder.units.dask import Cluster
 from autograder.grading.grade import load_gold
+from autograder.grading.plausibility import ceiling_flags
 from autograder.grading.results import Settings, SubmissionResult
+from autograder.units.dask import Cluster
 
 if TYPE_CHECKING:
     from autograder.grading.audit import AuditSettings
@@ -24,12 +25,14 @@ if TYPE_CHECKING:
 def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings, gradescope: bool = False,
                  progress: bool = True, cluster: Cluster | None = None, force: bool = False,
                  only: list[str] | None = None, audit: AuditSettings | None = None) -> CohortRun:
-    """Collect, grade every student (in parallel on Dask when ``cluster`` says so; unchanged students kept
-    from an earlier run unless ``force``), and write grades.csv, reasons.json, flags.csv and the instructor's log.
+    """Collect, grade every student (on Dask when ``cluster`` says so; unchanged students kept
+    from an earlier run unless ``force``), and write grades.csv, reasons.json, flags.csv and
+    the instructor's log.
 
-    The collect step's copies go into a folder of ``out`` (removed at the end): tasks name it, so workers on
-    other machines need ``out`` on a filesystem they share with this one. ``only`` grades just those students
-    (the files then cover them alone). ``audit`` retrains sampled students' runs (``autograder.grading.audit``)."""
+    The collect step's copies go into a folder of ``out`` (removed at the end): tasks name it, so
+    workers on other machines need ``out`` on a shared filesystem. ``only`` grades just those
+    students (the files then cover them alone). ``audit`` retrains sampled students' runs
+    (``autograder.grading.audit``)."""
     gold = load_gold(settings)
     out.mkdir(parents=True, exist_ok=True)
     staging = out / f".collected-{uuid.uuid4().hex[:8]}"
@@ -53,6 +56,7 @@ def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings
 
 
 def summary_table(results: list[SubmissionResult]) -> str:
+    """A table for the terminal: each student's score and first problem."""
     from autograder.collecting.safe_files import shown
 
     lines = [f"{'student':<20}{'score':>10}{'of':>8}  first problem"]

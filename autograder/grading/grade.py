@@ -1,4 +1,4 @@
-"""The score of record for one student: the checks' half (``code_parts``), then the runs' half (``run_parts``).
+"""The score of record for one student: the checks (``code_parts``), then the runs (``run_parts``).
 
 After the collect step has copied only the assignment's files (``autograder.collecting``),
 one confined *probe* job runs every check's probe on inputs drawn from this grading's seed
@@ -39,7 +39,8 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
     budget = Budget(settings.student_seconds)
     notebooks = sorted(collected.folder.glob("*.ipynb")) if collected.folder else []
     if not notebooks:
-        result.parts = [PartResult(c.grade_id, 0.0, c.points, "no notebooks in the submission") for c in registry.CHECKS]
+        result.parts = [PartResult(c.grade_id, 0.0, c.points,
+                                   "no notebooks in the submission") for c in registry.CHECKS]
     else:
         result.parts = grade_code(notebooks, settings, result.log, seed, budget, collected.notes,
                                   result.hyperparameters)
@@ -51,12 +52,13 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
                                    collected.notes, result.accuracies)
         result.above_ceiling = above_ceiling(result.accuracies, settings.bars)
         result.log += [f"{split}: {100 * result.accuracies[split]:.1f}% is above what the course's code reaches "
-                       "with this preset (bars.toml's ceiling): flagged, audited first" for split in result.above_ceiling]
+                       "with this preset (bars.toml's ceiling): flagged, audited first"
+                       for split in result.above_ceiling]
     return result
 
 
 def grade_one(collected: Collected, settings: Settings, gold: dict) -> SubmissionResult:
-    """One student's whole grading, as a self-contained task (run in this process or on a Dask worker)."""
+    """One student's whole grading as a self-contained task (here or on a Dask worker)."""
     try:
         return grade_submission(collected, settings, gold)
     except Exception:  # the grader's own fault on one submission stays in that row

@@ -3,7 +3,7 @@
 The probe runs on what the grader sends into the sandbox (the check's inputs
 through the wire), its output comes back through the wire, and the judge decides
 on the grader's own copy of the inputs. A probe that raises gets the reason the
-grader writes for it. The checks' own tests (tests/autograder/test_judges.py) and
+grader writes for it. The checks' own tests (tests/course_lib/checks/) and
 the benchmarks that measure the checks (benchmarks/mutation_checks.py,
 benchmarks/check_false_rejection.py) all grade answers this way, so what they
 measure is what students get.
@@ -20,7 +20,8 @@ from autograder.grading.code_parts import error_reason
 from autograder.inside import wire
 from autograder.inside.probes import PROBES
 
-GENERIC = "the check's outputs were not of the expected form"  # autograder.grading.grade's words for a judge that crashed
+# code_parts' words for a judge that crashed
+GENERIC = "the check's outputs were not of the expected form"
 
 
 class ProbeTimeout(Exception):
@@ -28,7 +29,7 @@ class ProbeTimeout(Exception):
 
 
 def prepare(seed: int, folder: Path) -> dict[str, dict]:
-    """Every check's fresh inputs for grading seed ``seed``, with the files they need written into ``folder``."""
+    """Every check's fresh inputs for grading seed ``seed``, their files written in ``folder``."""
     inputs, _ = registry.prepare(random.Random(seed), folder)
     return inputs
 
@@ -60,7 +61,7 @@ def _probe_error(err: BaseException, check: registry.Check) -> list[str]:
 
 
 def grade_check(check: registry.Check, parts, inputs: dict, folder: Path, seconds: int | None = None) -> list[str]:
-    """The problems the grader reports for ``parts`` on this check's ``inputs`` (empty: full points).
+    """The problems the grader reports for ``parts`` on the check's ``inputs`` (empty: full points).
 
     ``folder`` holds the files the inputs name (the job's folder, where the probe
     runs); ``seconds`` bounds the probe (the sandbox's per-check alarm).

@@ -1,4 +1,4 @@
-"""Runs above what the course's code reaches: flagged for every student, without retraining, and audited first.
+"""Runs above what the course's code reaches: flagged without retraining, and audited first.
 
 The audit retrains a sample of students; a model finetuned on the test questions in an
 unsampled submission would keep its points unseen. But no run of the course's code gets far
@@ -21,7 +21,7 @@ COURSE_REACH = "(the course's reach)"  # the other party of a run above the ceil
 
 
 def above_ceiling(accuracies: dict[str, float], bars: Iterable[Bar]) -> list[str]:
-    """The run splits ("<part>/<split>") whose handed-in accuracy is above their bar's ceiling, in the bars' order."""
+    """The run splits ("<part>/<split>") whose handed-in accuracy is above their bar's ceiling."""
     return [f"{b.part}/{b.split}" for b in bars
             if f"{b.part}/{b.split}" in accuracies and b.above_ceiling(accuracies[f"{b.part}/{b.split}"])]
 

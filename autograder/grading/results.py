@@ -1,4 +1,4 @@
-"""What a grading produces and how it runs: a part's points, a student's row, the settings, the time budget."""
+"""What a grading produces and how it runs: parts, a student's row, settings, the time budget."""
 from __future__ import annotations
 
 import time
@@ -28,20 +28,25 @@ class SubmissionResult:
 
     student: str  # the collect step's student id
     parts: list[PartResult] = field(default_factory=list)  # every check, then every run split
-    log: list[str] = field(default_factory=list)  # for the instructor only: job logs, tracebacks, dropped files
-    graded: bool = True  # False when the grader itself failed on it: never kept, so a re-run grades it again
-    seed: int | None = None  # the grading seed its fresh inputs came from: --seed replays this grading
-    accuracies: dict[str, float] = field(default_factory=dict)  # run split -> accuracy of the handed-in params
-    above_ceiling: list[str] = field(default_factory=list)  # run splits above what the course's code reaches
-    # training stage -> the hyperparameters the glue chose (autograder.checks.hyperparameters): the audit's retraining
+    # for the instructor only: job logs, tracebacks, dropped files
+    log: list[str] = field(default_factory=list)
+    graded: bool = True  # False if the grader itself failed: never kept, so a re-run regrades
+    seed: int | None = None  # the grading seed of its fresh inputs: --seed replays this grading
+    # run split -> accuracy of the handed-in params
+    accuracies: dict[str, float] = field(default_factory=dict)
+    # run splits above what the course's code reaches
+    above_ceiling: list[str] = field(default_factory=list)
+    # training stage -> the glue's hyperparameters (autograder.checks.hyperparameters), for audits
     hyperparameters: dict[str, dict] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
+        """Points awarded, all parts."""
         return sum(p.points for p in self.parts)
 
     @property
     def max_score(self) -> float:
+        """Points available, all parts."""
         return sum(p.max_points for p in self.parts)
 
 
@@ -58,21 +63,22 @@ class Settings:
     cell_seconds: float = 60  # seconds per notebook cell while the probe job loads the notebooks
     limits: Limits = Limits()  # memory, scratch, processes per job
     confined: bool = True  # False only when the instructor accepted grading without confinement
-    seed: int | None = None  # the grading seed of every student (None: a fresh one each, recorded in its result)
+    seed: int | None = None  # every student's grading seed (None: a fresh one each, recorded)
 
 
 class Budget:
-    """One student's wall time across its jobs: each job gets the smaller of its own limit and what is left."""
+    """One student's wall time: each job gets the lesser of its own limit and what is left."""
 
     def __init__(self, seconds: float):
         self.deadline = time.monotonic() + seconds
 
     def job_timeout(self, job_limit: float) -> float:
+        """Seconds the next job may take."""
         return max(0.0, min(job_limit, self.deadline - time.monotonic()))
 
 
 def failed_row(student: str, settings: Settings, log: str) -> SubmissionResult:
-    """The row of a submission the grader itself could not grade: zero everywhere, the story in the log."""
+    """The row of a submission the grader could not grade: zero everywhere, the story in the log."""
     why = "the grader could not grade this submission; your instructor has the details"
     parts = [PartResult(c.grade_id, 0.0, c.points, why) for c in registry.CHECKS]
     parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, why) for b in settings.bars]
@@ -80,4 +86,5 @@ def failed_row(student: str, settings: Settings, log: str) -> SubmissionResult:
 
 
 def settings_for(data_dir: Path, answers: Path, dataset: str, preset: str, **kwargs) -> Settings:
+    """Settings with the bars of ``dataset`` at ``preset``."""
     return Settings(Path(data_dir), Path(answers), tuple(load_bars(dataset, preset)), preset, **kwargs)

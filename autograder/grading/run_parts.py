@@ -1,29 +1,31 @@
-"""The runs' half of a grading: a confined job with no student code answers every question with trusted model code and
-each run part's submitted params; a split scores what those answers get against its bar, only when every check of
-the code it depends on passed and the submitted predictions are those answers.
+"""The runs' half of a grading: submitted params decoded by trusted code, scored against the bars.
+
+A confined job with no student code answers every question with trusted model code and each run
+part's submitted params; a split scores what those answers get against its bar, only when every
+check of the code it depends on passed and the submitted predictions are those answers.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.checks import registry
-from autograder.checks.judges import SOLUTIONS
+from autograder.checks import registry, run_files
 from autograder.collecting.collect import OUTPUTS
 from autograder.confinement.jobs import JobResult, run_job
 from autograder.exports import reasons
 from autograder.grading.results import OUT_OF_TIME, Budget, PartResult, Settings
 from course_lib import layout
 from course_lib.data_files import DataFormatError, read_handed_in_predictions
-from course_lib.evaluation import accuracy
+from course_lib.gpt.evaluation import accuracy
+from course_lib.layout import SOLUTIONS_DIR
 from course_lib.presets import get_preset
 
-MISMATCH_ALLOWED = 0.01  # share of predictions that may differ from the grader's decoding (other hardware)
+MISMATCH_ALLOWED = 0.01  # share of predictions that may differ from the grader's (other hardware)
 
 
 def decode_params(folder: Path, settings: Settings, questions: dict[str, list[str]], log: list[str],
             budget: Budget) -> JobResult | None:
-    """Answer every question with trusted model code and each run part's params (no student code runs)."""
-    present = [p for p in registry.RUN_PARTS if (folder / OUTPUTS / p.params).is_file()]
+    """Answer every question with trusted model code and each run part's params."""
+    present = [p for p in run_files.RUN_PARTS if (folder / OUTPUTS / p.params).is_file()]
     if not present:
         return None
     timeout = budget.job_timeout(settings.timeout)
@@ -31,7 +33,7 @@ def decode_params(folder: Path, settings: Settings, questions: dict[str, list[st
         return JobResult(None, "was not started: " + OUT_OF_TIME, "", 0.0)
     preset = get_preset(settings.preset)
     files = {layout.WIKI: settings.data_dir / layout.WIKI,
-             "synthesizer_reference.ipynb": SOLUTIONS / "05_synthesizer.ipynb"}
+             "synthesizer_reference.ipynb": SOLUTIONS_DIR / "05_synthesizer.ipynb"}
     files.update({f"{p.name}.params": folder / OUTPUTS / p.params for p in present})
     request = {"wiki": layout.WIKI, "block_size": preset.block_size, "model": dict(preset.model),
                "synthesizer_reference": "synthesizer_reference.ipynb", "batch_size": preset.eval_batch_size,
@@ -45,15 +47,15 @@ def decode_params(folder: Path, settings: Settings, questions: dict[str, list[st
 def grade_runs(folder: Path, settings: Settings, code: list[PartResult], gold: dict, log: list[str],
                budget: Budget, notes: dict[str, str] | None = None,
                accuracies: dict[str, float] | None = None) -> list[PartResult]:
-    """Each run part's dev and test splits, scored on the grader's own decoding of the submitted params (their
-    accuracy also goes into ``accuracies``)."""
+    """Each run part's dev and test splits, scored on the grader's own decoding of the submitted
+    params (their accuracy also goes into ``accuracies``)."""
     passed = {p.part for p in code if p.points == p.max_points}
     questions = {split: [e.question for e in examples] for split, examples in gold.items()}
     job = decode_params(folder, settings, questions, log, budget)
     decoded = job.answer if job is not None and isinstance(job.answer, dict) else {}
     results = []
     for bar in settings.bars:
-        part = next(p for p in registry.RUN_PARTS if p.name == bar.part)
+        part = next(p for p in run_files.RUN_PARTS if p.name == bar.part)
         label, pred_name = f"{bar.part}/{bar.split}", part.dev if bar.split == "dev" else part.test
         reason = _run_problem(folder, part, pred_name, bar.split, passed, job, decoded, gold, settings, notes or {})
         if isinstance(reason, str):
@@ -71,6 +73,7 @@ def grade_runs(folder: Path, settings: Settings, code: list[PartResult], gold: d
 
 
 def _missing(name: str, notes: dict[str, str]) -> str:
+    """A missing file's reason, with the collect step's note if any."""
     return f"{name} is not in the submission" + (f" ({notes[name]})" if name in notes else "")
 
 
@@ -108,6 +111,7 @@ def _run_problem(folder, part, pred_name, split, passed, job, decoded, gold, set
 
 
 def _numbers(value) -> str:
+    """A shape from the decode job as '3x4', or '?' if it is not a list of ints."""
     ok = isinstance(value, list) and all(isinstance(n, int) and not isinstance(n, bool) for n in value)
     return "x".join(str(n) for n in value) if ok and value else "?"
 

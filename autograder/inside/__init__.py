@@ -1,4 +1,4 @@
-"""Code that runs inside the sandbox beside a student's notebooks: it loads them and applies them to the grader's inputs.
+"""Code run in the sandbox with a student's notebooks: it loads them and applies them to the inputs.
 
 Everything computed here shares an interpreter with untrusted code, so it
 only ever returns raw outputs; the grader verifies them in its own process.

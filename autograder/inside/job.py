@@ -1,4 +1,6 @@
-"""The sandbox's entry point: ``python -I -c 'from inside.job import main; main()' JOB REQUEST ANSWER_FD``.
+"""The sandbox's entry point:
+
+    python -I -c 'from inside.job import main; main()' JOB REQUEST ANSWER_FD
 
 Jobs:
   probe    run the student's notebooks as Jupyter's Run All does (each on its own,
@@ -37,7 +39,7 @@ class CheckTimeout(Exception):
 
 
 def _where(tb) -> str | None:
-    """The innermost notebook cell (and line) in a traceback: '03_x.ipynb cell 2 (03-span) line 7'."""
+    """The innermost notebook cell and line of a traceback: '03_x.ipynb cell 2 (03-span) line 7'."""
     found = None
     for frame, lineno in traceback.walk_tb(tb):
         label = frame.f_code.co_filename
@@ -47,7 +49,7 @@ def _where(tb) -> str | None:
 
 
 def _error(kind: str, err: BaseException | None = None) -> dict:
-    if err is not None:  # the whole story for the instructor's log; the student reads the grader's words
+    if err is not None:  # traceback to the instructor's log; the student gets the grader's words
         traceback.print_exception(err, file=sys.stdout)
     out = {"kind": kind}
     if err is not None:
@@ -58,9 +60,10 @@ def _error(kind: str, err: BaseException | None = None) -> dict:
 
 def load_one(path: str, index: int, cell_seconds: float | None, skip_tags=None,
              at_test=None) -> tuple[dict, dict | None, list[str]]:
-    """One notebook's names, loaded as nbgrader runs it (past a failing cell); what went wrong, if anything.
-    ``skip_tags`` and ``at_test`` as in ``course_lib.notebook_loader.load_notebooks`` (default: its SKIP_TAGS)."""
-    from course_lib.notebook_loader import SKIP_TAGS, NotebookLoadError, load_notebooks
+    """One notebook's names, loaded as nbgrader runs it (past a failing cell); what went wrong, if
+    anything. ``skip_tags`` and ``at_test`` as in ``course_lib.loader.load.load_notebooks``
+    (default: its SKIP_TAGS)."""
+    from course_lib.loader.load import SKIP_TAGS, NotebookLoadError, load_notebooks
 
     try:
         module = load_notebooks([path], module_name=f"submission_{index}", errors="record", cell_seconds=cell_seconds,
@@ -84,8 +87,9 @@ def _own(names: dict) -> dict:
 
 
 def load_parts(paths: list[str], cell_seconds: float | None = None) -> tuple[types.SimpleNamespace, dict, list[str]]:
-    """Every notebook loaded on its own and merged in order, as a later notebook's ``parts_with`` sees the
-    earlier ones; {notebook: what went wrong} for those that could not be read or had failing cells."""
+    """Every notebook loaded on its own and merged in order, as a later notebook's ``parts_with``
+    sees the earlier ones; {notebook: what went wrong} for those that could not be read or had
+    failing cells."""
     merged: dict = {}
     failed: dict = {}
     not_written: list[str] = []
@@ -103,12 +107,13 @@ def _alarm(signum, frame):
 
 
 def _run_check(probes: dict, check: dict, parts: types.SimpleNamespace) -> dict:
-    """One probe on the grader's inputs, in the names of the check's own notebook: its raw output (encoded for the
-    wire at once, so a later cell that changes a tensor in place changes nothing) or what stopped it."""
+    """One probe on the grader's inputs, in the names of the check's own notebook: its raw output
+    (encoded for the wire at once, so a later cell that changes a tensor in place changes nothing)
+    or what stopped it."""
     missing = [n for n in check["needs"] if not hasattr(parts, n)]
     if missing:
         return {"error": {"kind": "missing", "names": missing}}
-    signal.signal(signal.SIGALRM, _alarm)  # the notebook's cells may have taken the alarm for themselves
+    signal.signal(signal.SIGALRM, _alarm)  # the notebook's cells may have taken the alarm
     signal.alarm(max(1, int(check.get("seconds", 60))))
     started = time.monotonic()
     try:
@@ -127,12 +132,12 @@ def _run_check(probes: dict, check: dict, parts: types.SimpleNamespace) -> dict:
 
 
 def probe(request: dict) -> dict:
-    """Each notebook as its own kernel runs it under Run All: the process-wide settings put back first, then every
-    cell in order, each check's probe where its test cell stands, on the names as they are there (a later cell that
-    rebinds a name changes nothing; a name or a setting of 08 never reaches 07's checks). A check whose test cell is
-    not in the notebook runs on the notebook's final names. A notebook with no check is not run: its kernel's names
-    reach no check."""
-    from course_lib.notebook_loader import RUN_ALL
+    """Each notebook as its own kernel runs it under Run All: the process-wide settings put back
+    first, then every cell in order, each check's probe where its test cell stands, on the names as
+    they are there (a later cell that rebinds a name changes nothing; a name or a setting of 08
+    never reaches 07's checks). A check whose test cell is not in the notebook runs on the
+    notebook's final names. A notebook with no check is not run: its names reach no check."""
+    from course_lib.loader.load import RUN_ALL
 
     from .probes import PROBES
 
@@ -148,7 +153,7 @@ def probe(request: dict) -> dict:
             continue
 
         def at_test(grade_id: str, names: dict, mine: dict = mine) -> None:
-            if grade_id in mine:  # the grader's check where its test cell stands; the cell itself never runs
+            if grade_id in mine:  # the grader's check at its test cell, which itself never runs
                 parts = types.SimpleNamespace(**_own(names))
                 answers["checks"][grade_id] = _run_check(probes, mine.pop(grade_id), parts)
 
@@ -172,11 +177,11 @@ def decode(request: dict) -> dict:
     """Predictions of each run part's params with trusted model code (no student code is loaded)."""
     import torch
 
-    from course_lib.checkpoint import fit_state_dict
-    from course_lib.datasets import CharCorruptionDatasetBase
-    from course_lib.evaluation import predict_places
-    from course_lib.model import GPT, GPTConfig
-    from course_lib.notebook_loader import load_notebooks
+    from course_lib.gpt.checkpoint import fit_state_dict
+    from course_lib.gpt.datasets import CharCorruptionDatasetBase
+    from course_lib.gpt.evaluation import predict_places
+    from course_lib.gpt.model import GPT, GPTConfig
+    from course_lib.loader.load import load_notebooks
 
     torch.manual_seed(0)
     with open(request["wiki"], encoding="utf-8") as f:
@@ -192,7 +197,7 @@ def decode(request: dict) -> dict:
         model = GPT(config, **kwargs)
         try:
             state, misfit = fit_state_dict(model, torch.load(part["params"], map_location="cpu", weights_only=True))
-        except Exception as err:  # unreadable or unsafe (a pickle that is a program): that part's problem only
+        except Exception as err:  # unreadable, or unsafe (a pickle that runs code): that part only
             out[part["name"]] = {"error": {"kind": "unreadable", "type": type(err).__name__}}
             continue
         if misfit is not None:  # numbers and the trusted model's own names only
@@ -207,8 +212,8 @@ def decode(request: dict) -> dict:
 
 
 def _with_hyperparameters(preset, chosen: dict):
-    """The preset with the student's chosen fields under each stage's overrides (the preset's own still win, as in
-    the student's runs)."""
+    """The preset with the student's chosen fields under each stage's overrides (the preset's own
+    still win, as in the student's runs)."""
     import dataclasses
 
     stages = {stage: {**{k: tuple(v) if isinstance(v, list) else v for k, v in chosen.get(stage, {}).items()},
@@ -218,11 +223,13 @@ def _with_hyperparameters(preset, chosen: dict):
 
 
 def retrain(request: dict) -> dict:
-    """The named training runs with the reference notebooks' parts; the final params of each run part (or why not)."""
+    """The named training runs with the reference notebooks' parts; the final params of each run
+    part (or why not)."""
     import torch
 
     from course_lib.presets import get_preset
-    from course_lib.runs import RUNS, run
+    from course_lib.run_specs import RUNS
+    from course_lib.runs import run
 
     parts, failed, _ = load_parts(request["notebooks"], request.get("cell_seconds"))
     preset = _with_hyperparameters(get_preset(request["preset"]), request.get("hyperparameters") or {})
@@ -254,6 +261,7 @@ JOBS = {"probe": probe, "decode": decode, "retrain": retrain}
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run JOB on the request file and write its answer to the answer pipe; exits the process."""
     job, request_path, answer_fd = argv or sys.argv[1:]
     # the answer pipe is opened before any student code runs; what the code prints goes to the log
     answer = os.fdopen(int(answer_fd), "wb")

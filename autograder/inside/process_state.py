@@ -1,9 +1,10 @@
 """What a fresh kernel starts with, put back between notebooks that share one grading process.
 
-In Jupyter each notebook has its own kernel, so a line like ``torch.set_default_dtype(torch.float64)``
-in 07 or ``os.chdir(...)`` in 06 never reaches the checks of 02-05. The probe job loads every
-notebook in one process; before each notebook (and so before its checks) it restores the
-process-wide settings an honest notebook changes, as they were before any student code ran.
+In Jupyter each notebook has its own kernel, so a line like
+``torch.set_default_dtype(torch.float64)`` in 07 or ``os.chdir(...)`` in 06 never reaches the checks
+of 02-05. The probe job loads every notebook in one process; before each notebook (and so before its
+checks) it restores the process-wide settings an honest notebook changes, as they were before any
+student code ran.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 
-NUMPY_DEFAULT_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}  # a fresh numpy's
+# numpy.geterr() of a fresh numpy
+NUMPY_DEFAULT_ERRORS = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
 
 
 @dataclass
@@ -22,9 +24,9 @@ class ProcessState:
     cwd: str  # the job's folder: relative paths (params, the next notebook) resolve against it
     environ: dict[str, str]  # os.environ
     sys_path: list[str]  # module search path (a cell may prepend its own folder)
-    stdout: object  # sys.stdout and sys.stderr (a cell may redirect them and not put them back)
-    stderr: object
-    warning_filters: list  # warnings.filters (``simplefilter("error")`` turns a torch warning into a failure)
+    stdout: object  # sys.stdout (a cell may redirect it and not put it back)
+    stderr: object  # sys.stderr, likewise
+    warning_filters: list  # warnings.filters (simplefilter("error") makes a torch warning fail)
     default_dtype: object  # torch.get_default_dtype()
     grad_enabled: bool  # torch.is_grad_enabled()
     deterministic: tuple[bool, bool]  # torch's deterministic algorithms: (enabled, warn only)
@@ -35,9 +37,11 @@ class ProcessState:
 
     @classmethod
     def taken(cls) -> ProcessState:
+        """The settings as they are now."""
         import torch
 
-        numpy = sys.modules.get("numpy")  # not imported here: a notebook that never uses it does not pay for it
+        # not imported here: a notebook that never uses numpy does not pay for it
+        numpy = sys.modules.get("numpy")
         numpy_errors = numpy.geterr() if numpy is not None else dict(NUMPY_DEFAULT_ERRORS)
         deterministic = (torch.are_deterministic_algorithms_enabled(),
                          torch.is_deterministic_algorithms_warn_only_enabled())
@@ -46,6 +50,7 @@ class ProcessState:
                    torch.is_anomaly_enabled(), torch.get_num_threads(), torch.get_default_device(), numpy_errors)
 
     def restore(self) -> None:
+        """Put every setting back as it was taken."""
         import torch
 
         os.chdir(self.cwd)
@@ -58,15 +63,16 @@ class ProcessState:
             warnings._filters_mutated()  # drops the decisions cached under the student's filters
         torch.set_default_dtype(self.default_dtype)
         torch.set_grad_enabled(self.grad_enabled)
-        # only when a cell changed it: the setter imports torch._inductor and torch._dynamo (0.8 CPU-s a job), which a
-        # cell that called it has imported already
+        # only when a cell changed it: the setter imports torch._inductor and torch._dynamo (slow),
+        # which a cell that called it has imported already
         if (torch.are_deterministic_algorithms_enabled(),
                 torch.is_deterministic_algorithms_warn_only_enabled()) != self.deterministic:
             torch.use_deterministic_algorithms(self.deterministic[0], warn_only=self.deterministic[1])
         torch.set_anomaly_enabled(self.anomaly)
         if torch.get_num_threads() != self.threads:
             torch.set_num_threads(self.threads)
-        if torch.get_default_device() != self.default_device:  # setting it at all installs a mode on every op
+        # setting it at all installs a mode on every op
+        if torch.get_default_device() != self.default_device:
             torch.set_default_device(None if self.default_device == torch.device("cpu") else self.default_device)
         if "numpy" in sys.modules:
             sys.modules["numpy"].seterr(**self.numpy_errors)

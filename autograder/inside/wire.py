@@ -18,7 +18,7 @@ TENSOR_KEY = "__tensor__"
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
           "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "bool": torch.bool}
 MAX_ELEMENTS = 50_000_000  # one tensor; the answer's size is capped before it is parsed anyway
-# JSON values in one answer (a tensor is one string): a right answer holds thousands; the cap bounds the parse's memory
+# values in one answer (a tensor is one string; a right answer has thousands): bounds parse memory
 MAX_VALUES = bounded_json.MAX_VALUES
 
 
@@ -47,6 +47,7 @@ def encode(value) -> object:
 
 
 def dumps(value) -> bytes:
+    """``value`` encoded (``encode``) as UTF-8 JSON bytes."""
     return json.dumps(encode(value)).encode("utf-8")
 
 
@@ -69,6 +70,7 @@ def _tensor(spec) -> torch.Tensor:
 
 
 def decode(value) -> object:
+    """``encode``'s output back to values, each tensor checked; WireError if malformed."""
     if isinstance(value, dict):
         if set(value) == {TENSOR_KEY}:
             return _tensor(value[TENSOR_KEY])
@@ -79,7 +81,7 @@ def decode(value) -> object:
 
 
 def loads(data: bytes) -> object:
-    """Parse an answer (within a budget of values: ``bounded_json``); raises WireError for anything malformed."""
+    """Parse an answer within ``bounded_json``'s value budget; WireError for anything malformed."""
     try:
         return decode(bounded_json.loads(data, MAX_VALUES))
     except WireError:

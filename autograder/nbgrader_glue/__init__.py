@@ -1,4 +1,4 @@
-"""nbgrader's own autograde, run the course's way: on the collected copies, in the confined kernel, on Dask.
+"""nbgrader's autograde the course's way: on the collected copies, in the confined kernel, on Dask.
 
 Owns ``autograder autograde`` (``autograde``: the collect step into ``collected/``, one
 student's nbgrader per unit, re-runs by hash), one student's nbgrader process

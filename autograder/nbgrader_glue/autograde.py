@@ -1,18 +1,18 @@
 """``nbgrader autograde`` of a whole cohort, one task per student on Dask distributed.
 
-nbgrader never reads ``submitted/``: the collect step (``autograder.collecting.collect``) first copies each
-student's notebooks, run files and timestamp into ``collected/<student>/<assignment>`` (regular
-files by name, no links, no special files, sizes capped), and nbgrader autogrades that copy
-(its ``submitted_directory``), so what reaches ``autograded/``, the grading kernel and the
+nbgrader never reads ``submitted/``: the collect step (``autograder.collecting.collect``) first
+copies each student's notebooks, run files and timestamp into ``collected/<student>/<assignment>``
+(regular files by name, no links, no special files, sizes capped), and nbgrader autogrades that
+copy (its ``submitted_directory``), so what reaches ``autograded/``, the grading kernel and the
 feedback is only what the collect step produced.
 
-Each student is one unit of the autograde step (``autograder.units``): nbgrader's own autograde of
-one student, run by ``autograder.nbgrader_glue.one_student`` in a child process of the unit (which
-inherits its memory limit), in the course folder, with the grading kernel
-(``autograder.nbgrader_glue.kernel``: the sandbox applies on every worker). The student id travels as data
-(a JSON argument nbgrader_one sets as config), never as a word nbgrader parses. A student whose
-autograde fails, hangs past ``timeout``, runs out of memory or whose worker dies (it is retried once
-on another worker) gets a reason in the result; nobody else is affected.
+Each student is one unit of the autograde step (``autograder.units``): nbgrader's own autograde
+of one student, run by ``autograder.nbgrader_glue.one_student`` in a child process of the unit
+(which inherits its memory limit), in the course folder, with the grading kernel
+(``autograder.nbgrader_glue.kernel``: the sandbox applies on every worker). The student id
+travels as data (a JSON argument one_student sets as config), never as a word nbgrader parses. A
+student whose autograde fails, hangs past ``timeout``, runs out of memory or whose worker dies
+(it is retried once on another worker) gets a reason in the result; nobody else is affected.
 
 Nothing grader-only reaches a student's kernel: no grading seed and no reference output. The
 hidden test cells score zero in nbgrader's own run and say so; their points, like every
@@ -45,7 +45,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autograder.atomic import write_atomically
-from autograder.collecting.collect import Cohort, collect_cohort, wanted_for
+from autograder.collecting.cohort import collect_cohort
+from autograder.collecting.collect import Cohort, wanted_for
 from autograder.collecting.safe_files import shown
 from autograder.nbgrader_glue.collected_only import COLLECTED
 from autograder.nbgrader_glue.one_student import LOCK_VARIABLE, PARENT_VARIABLE
@@ -53,16 +54,16 @@ from autograder.units.dask import Cluster
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, preload, run_step
 
-# what the step's units import, once, in the fork server: the step, and the student's nbgrader each unit forks
+# imported once in the fork server: the step, and the student's nbgrader each unit forks
 AUTOGRADE_PRELOAD = ("autograder.nbgrader_glue.autograde", "autograder.nbgrader_glue.one_student",
                      "nbgrader.apps.autogradeapp")
 preload(*AUTOGRADE_PRELOAD)
 
-STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash of the submission autograded last
+STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash last autograded
 LOG_TAIL = 4000  # characters of nbgrader's output kept for a student whose autograde failed
-SKIPPED = "Skipping existing assignment"  # what nbgrader says of a student it autograded before (no --force)
-# the unit's own process and nbgrader's, which inherits the limit (it parses the student's notebooks); the kernels
-# and their sandbox set limits of their own
+SKIPPED = "Skipping existing assignment"  # nbgrader's words for a student done before (no --force)
+# the unit and its nbgrader, which inherits the limit (it parses the student's notebooks); the
+# kernels and their sandbox have limits of their own
 UNIT_MEMORY_MB = 3072
 UNIT_MARGIN_SECONDS = 60  # beyond --timeout, which the unit enforces on nbgrader itself
 
@@ -71,14 +72,15 @@ UNIT_MARGIN_SECONDS = 60  # beyond --timeout, which the unit enforces on nbgrade
 class AutogradeSettings:
     """What every student's nbgrader autograde runs with."""
 
-    course: Path  # the nbgrader course folder (nbgrader_config.py, submitted/, autograded/), absolute
+    course: Path  # the nbgrader course folder (nbgrader_config.py, submitted/, ...), absolute
     assignment: str  # nbgrader assignment id
     db_url: str  # the gradebook nbgrader writes; a relative SQLite path is relative to ``course``
-    db_given: bool  # pass db_url to nbgrader (--db) rather than leave it to the course's nbgrader_config.py
-    kernel_env: tuple[tuple[str, str], ...]  # COURSE_PRESET, COURSE_DATA_DIR, COURSE_OUT_DIR for the kernels
+    db_given: bool  # pass db_url to nbgrader (--db), not leave it to the course's config
+    # COURSE_PRESET, COURSE_DATA_DIR, COURSE_OUT_DIR for the kernels
+    kernel_env: tuple[tuple[str, str], ...]
     force: bool = False  # autograde again students nbgrader autograded before
-    timeout: float = 600.0  # seconds for one student's whole autograde (every notebook); then it is stopped
-    unconfined: bool = False  # let the grading kernel start without confinement (GRADING_ALLOW_UNCONFINED=1)
+    timeout: float = 600.0  # seconds for a student's whole autograde (all notebooks); then stopped
+    unconfined: bool = False  # let the kernel start unconfined (GRADING_ALLOW_UNCONFINED=1)
 
 
 @dataclass
@@ -90,7 +92,7 @@ class Autograded:
     seconds: float  # wall time of this student's autograde
     reason: str  # "" when ok, else why not, in a line
     log: str  # nbgrader's own output for this student (its tail when it failed)
-    skipped: bool = False  # left as it was: unchanged since its last autograde (or nbgrader skipped it)
+    skipped: bool = False  # left as it was: unchanged since last time (or nbgrader skipped it)
 
 
 def sqlite_path(settings: AutogradeSettings) -> Path | None:
@@ -104,7 +106,7 @@ def sqlite_path(settings: AutogradeSettings) -> Path | None:
 
 
 def course_db_url(course: Path) -> str:
-    """The gradebook URL the course's nbgrader_config.py sets (nbgrader's default if it sets none)."""
+    """The gradebook URL the course's nbgrader_config.py sets (else nbgrader's default)."""
     from traitlets.config.loader import PyFileConfigLoader
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config() \
@@ -114,8 +116,8 @@ def course_db_url(course: Path) -> str:
 
 
 def collect_course(course: Path, assignment: str, only: list[str] | None = None) -> Cohort:
-    """The collect step for nbgrader: every student's (or ``only`` those) sanitised copy into ``course/collected``,
-    replacing the copy of an earlier run; copies of students no longer in submitted/ are removed."""
+    """The collect step for nbgrader: every student's (or ``only`` those) sanitised copy into
+    ``course/collected``, replacing an earlier run's; those no longer in submitted/ are removed."""
     final = course / COLLECTED
     staging = course / f".{COLLECTED}-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
@@ -140,9 +142,10 @@ def collect_course(course: Path, assignment: str, only: list[str] | None = None)
 def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
     """In the student's unit: nbgrader autograde of one student, stopped (with its kernels) after
     ``settings.timeout``."""
+    # the venv's bin first on PATH: nbgrader runs alembic and jupyter from there
     env = {**os.environ, **dict(settings.kernel_env), PARENT_VARIABLE: str(os.getpid()),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # alembic, jupyter
-    env.pop("COURSE_HIDDEN_INPUTS", None)  # nothing grader-only in a kernel, whatever the instructor's shell holds
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("COURSE_HIDDEN_INPUTS", None)  # nothing grader-only in a kernel, whatever the shell has
     database = sqlite_path(settings)
     if database is not None:
         env[LOCK_VARIABLE] = f"{database}.lock"
@@ -167,12 +170,12 @@ def autograde_one(student: str, settings: AutogradeSettings) -> Autograded:
 
 
 def _nbgrader(spec: dict, env: dict[str, str], course: Path, log: int, timeout: float) -> int | None:
-    """``one_student`` in a child of this unit (its memory limit inherited), a session of its own, with ``env``, in
-    ``course``, printing to the file ``log``; its exit status, or None when it was stopped after ``timeout`` (with
-    every process of its session: its kernels die with it too, by their parent-death signals).
+    """``one_student`` in a child of this unit (its memory limit inherited), a session of its own,
+    with ``env``, in ``course``, printing to the file ``log``; its exit status, or None if stopped
+    after ``timeout`` (with its whole session; its kernels die with it by parent-death signals).
 
-    Forked, not started: the unit's fork server preloaded nbgrader and the grader, so the student's nbgrader starts
-    without a new interpreter importing them (its process took 1.6 s of CPU as a new interpreter, 0.95 s forked)."""
+    Forked, not started: the unit's fork server preloaded nbgrader and the grader, so the student's
+    nbgrader starts without a new interpreter importing them."""
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -190,7 +193,7 @@ def _nbgrader(spec: dict, env: dict[str, str], course: Path, log: int, timeout: 
 
             main([json.dumps(spec)])
             code = 0
-        except SystemExit as err:  # nbgrader's own exit (1 when a notebook failed), or the refusal's (3)
+        except SystemExit as err:  # nbgrader's exit (1: a notebook failed), or the refusal's (3)
             code = err.code if isinstance(err.code, int) else 0 if err.code is None else 1
         except BaseException:  # noqa: BLE001 (its traceback goes to the log)
             traceback.print_exc()
@@ -210,6 +213,7 @@ def _nbgrader(spec: dict, env: dict[str, str], course: Path, log: int, timeout: 
 
 
 def _read_state(path: Path) -> dict[str, str]:
+    """student -> hash last autograded, from the state file ({} if none or unreadable)."""
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
         return {str(k): str(v) for k, v in state.items()} if isinstance(state, dict) else {}
@@ -218,19 +222,20 @@ def _read_state(path: Path) -> dict[str, str]:
 
 
 def _write_state(path: Path, state: dict[str, str]) -> None:
+    """Write the state file whole or not at all."""
     write_atomically(path, json.dumps(state, indent=1, sort_keys=True))
 
 
 def autograde_cohort(settings: AutogradeSettings, students: list[str], hashes: dict[str, str], cluster: Cluster,
                      progress: bool = True) -> list[Autograded]:
-    """Every student's autograde, each a unit of its own (a Dask task, or forked here one after another for
-    ``Cluster(1)``); one result per student, in the order given. ``hashes`` holds each student's collected files'
-    digest ("" when the collect step kept nothing), made by its collect unit.
+    """Every student's autograde, each a unit of its own (a Dask task, or forked here one after
+    another for ``Cluster(1)``); one result per student, in the order given. ``hashes`` holds each
+    student's collected files' digest ("" if the collect step kept nothing), from its collect unit.
 
     Re-runs: the hash of each student's submission autograded last is kept in the course's
-    ``autograde_state.json``. A student autograded before with the same files is not started again; one
-    whose files changed since, or whose autograde failed, is autograded again (nbgrader alone would skip it);
-    ``force`` redoes everyone.
+    ``autograde_state.json``. A student autograded before with the same files is not started again;
+    one whose files changed since, or whose autograde failed, is autograded again (nbgrader alone
+    would skip it); ``force`` redoes everyone.
     """
     from tqdm.auto import tqdm
 
@@ -239,7 +244,7 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], hashes: d
     results: dict[int, Autograded] = {}
     todo, redo = [], set()
     for place, student in enumerate(students):
-        if not hashes.get(student):  # the collect step kept nothing of it: nbgrader would find no notebook either
+        if not hashes.get(student):  # collect kept nothing: nbgrader would find no notebook either
             results[place] = Autograded(student, False, 0.0, "nothing of the submission could be collected (see "
                                         "the collect step's reasons in autograde_log.txt)", "")
             continue
@@ -255,8 +260,8 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], hashes: d
 
     def task(place: int) -> tuple:
         attempts[place] = attempts.get(place, 0) + 1
-        # a retry after its worker died redoes the student: the first try may have left a partial autograded/ folder,
-        # which nbgrader would otherwise skip as done
+        # a retry after its worker died redoes the student: the first try may have left a partial
+        # autograded/ folder, which nbgrader would otherwise skip as done
         force = settings.force or place in redo or attempts[place] > 1
         return autograde_one, (students[place], replace(settings, force=force))
 
@@ -272,7 +277,7 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], hashes: d
             results[place] = result
             if result.ok and not result.skipped:
                 kept[students[place]] = hashes[students[place]]
-            elif not result.ok:  # redone, forced, next run: a failed autograde may leave a partial folder behind
+            elif not result.ok:  # forced next run: a failed autograde may leave a partial folder
                 kept[students[place]] = ""
             bar.update()
             bar.set_postfix(failed=sum(not r.ok for r in results.values()), refresh=False)
@@ -281,8 +286,8 @@ def autograde_cohort(settings: AutogradeSettings, students: list[str], hashes: d
 
 
 def write_log(results: list[Autograded], path: Path, collect_notes: dict[str, list[str]] | None = None) -> Path:
-    """The instructor's log: each student's outcome, what the collect step left out, and nbgrader's output. A run
-    adds its own section under the earlier runs' (a re-run with nothing changed keeps what the first one said)."""
+    """The instructor's log: each student's outcome, what the collect step left out, nbgrader's
+    output. Each run appends a section (a re-run with nothing changed keeps what the first said)."""
     collect_notes = collect_notes or {}
     with open(path, "a", encoding="utf-8") as f:
         f.write(f"########## autograder autograde, {time.strftime('%Y-%m-%d %H:%M:%S %z')}\n")

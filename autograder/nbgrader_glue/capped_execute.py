@@ -1,10 +1,9 @@
 """nbgrader's Execute with a cap on the bytes of output a notebook's kernel sends back.
 
-nbgrader's own ``LimitOutput`` counts lines, after the run: a cell writing a megabyte a line for
-two minutes filled the nbgrader process with gigabytes and wrote a gigabyte notebook, which
-generate_feedback then rendered into a gigabyte page. Here each output message is counted as it
-arrives; past ``max_output_bytes`` for the notebook the rest is dropped and the cell gets one
-line saying so, so the nbgrader process and the autograded notebook stay bounded.
+nbgrader's own ``LimitOutput`` counts lines, after the run: a cell writing megabyte-long lines can
+fill the nbgrader process, the autograded notebook and its feedback page with gigabytes. Here
+each output message is counted as it arrives; past ``max_output_bytes`` for the notebook the rest
+is dropped and the cell gets one line saying so.
 """
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from traitlets import Integer
 
 
 def _size(content: dict) -> int:
-    """The bytes an output message's content would add to the notebook (its text, data and traceback)."""
+    """The bytes an output message would add to the notebook (its text, data and traceback)."""
     size = len(content.get("text") or "")
     for value in (content.get("data") or {}).values():
         size += len(value) if isinstance(value, str) else len(str(value))
@@ -28,11 +27,13 @@ class CappedExecute(Execute):
     max_output_bytes = Integer(16 * 2 ** 20, help="outputs kept of one notebook, in bytes").tag(config=True)
 
     def preprocess(self, nb, resources=None, *args, **kwargs):
+        """Execute the notebook with a fresh byte count."""
         self._output_bytes = 0
         self._cut_cells: set[int] = set()
         return super().preprocess(nb, resources, *args, **kwargs)
 
     def output(self, outs, msg, display_id, cell_index):
+        """Count an output's bytes; past the cap, drop it (the cell's first drop gets a line)."""
         if msg.get("msg_type") in ("stream", "display_data", "execute_result", "error"):
             self._output_bytes += _size(msg.get("content") or {})
             if self._output_bytes > self.max_output_bytes:

@@ -22,6 +22,7 @@ class OnlyCollectedCopies(Preprocessor):
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
 
     def preprocess(self, nb, resources):
+        """Refuse a notebook outside ``collected/`` (or in a linked folder); pass others through."""
         folder = Path(resources.get("metadata", {}).get("path") or ".")
         if folder.parent.parent.name != COLLECTED or folder.is_symlink():
             raise ValueError(f"not autograding {folder.parent.name}: nbgrader reads {folder.parent.parent.name}/, "

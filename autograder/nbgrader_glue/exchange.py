@@ -1,10 +1,10 @@
-"""nbgrader's collect (the command and formgrader's Collect): a submission is its owner's, each student a unit.
+"""nbgrader's collect (command and formgrader's button): a submission is its owner's; a unit each.
 
 nbgrader's own collect files a submission under the student its folder's name claims, and
 copies with ``shutil.copytree``, following links, for the whole class in one loop: a folder
-named for a classmate replaced the classmate's work, a link named like a run file brought
+named for a classmate replaces the classmate's work, a link named like a run file brings
 the grader's answers into ``submitted/``, and one student's unreadable folder or a file
-deleted mid-copy stopped the collect for everyone after them. Here
+deleted mid-copy stops the collect for everyone after them. Here
   - an inbound entry is a student's only when their account owns it and all it holds, its
     time is no later than the collect and its ``timestamp.txt`` agrees
     (``autograder.nbgrader_glue.inbound``); anything else is refused, by name of owner and
@@ -39,8 +39,8 @@ from autograder.nbgrader_glue.inbound import Record, Refusal, inside_problem, ju
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, outcomes
 
-REFUSED_FILE = "collect_refused.csv"  # in the course folder: the inbound entries the last collect refused, and why
-# one student's copy: nbgrader's own size cap (max_dir_size) bounds it; the listing and copy hold little memory
+REFUSED_FILE = "collect_refused.csv"  # in the course folder: what the last collect refused, and why
+# one student's copy: nbgrader's max_dir_size bounds it; listing and copying need little memory
 COLLECT_STEP = Step("exchange collect", UnitLimits(seconds=300, memory_mb=1024),
                     preload=("autograder.nbgrader_glue.exchange",))
 
@@ -62,7 +62,7 @@ class CopyRules:
 class Collected:
     """What one student's unit did."""
 
-    student: str
+    student: str  # the account that owns the submission
     action: str  # "collected", "updated", "kept" (nothing newer) or "refused"
     why: str = ""  # for "refused" and "kept"
     notes: list[str] = field(default_factory=list)  # things left out of the copy, for the log
@@ -72,13 +72,14 @@ class _Notes(list):
     """A logger for nbgrader's ignore_patterns that keeps what it says."""
 
     def warning(self, message, *args):
+        """Keep the message (every level is kept alike)."""
         self.append(message % args if args else message)
 
     info = debug = error = warning
 
 
 def _size(folder: str) -> int:
-    """Bytes of the regular files under ``folder``, links not followed (nbgrader's get_size follows none either)."""
+    """Bytes of the regular files under ``folder``, links not followed (as nbgrader's get_size)."""
     total = 0
     for dirpath, _, files in os.walk(folder):
         for name in files:
@@ -89,8 +90,8 @@ def _size(folder: str) -> int:
 
 
 def copy_submission(src: str, dest: str, rules: CopyRules, notes: list) -> None:
-    """Copy ``src`` to the new folder ``dest`` with its links as links, special files left out, nbgrader's ignore and
-    size rules applied."""
+    """Copy ``src`` to the new folder ``dest``: links as links, special files left out, nbgrader's
+    ignore and size rules applied."""
     if _size(src) > 1000 * rules.max_dir_size:
         raise ValueError(f"larger than the course's max_dir_size ({rules.max_dir_size} KB)")
     nbgraders = ignore_patterns(exclude=list(rules.ignore), include=list(rules.include),
@@ -115,6 +116,7 @@ def copy_submission(src: str, dest: str, rules: CopyRules, notes: list) -> None:
 
 
 def _share(path: str, bits: int, keep: int, notes: list) -> None:
+    """Add ``bits`` to ``path``'s mode (within ``keep``), as nbgrader's groupshared does."""
     mode = os.lstat(path).st_mode
     if mode & bits != bits:
         try:
@@ -124,7 +126,7 @@ def _share(path: str, bits: int, keep: int, notes: list) -> None:
 
 
 def _existing_time(dest: str) -> datetime.datetime | None:
-    """The time of the submission collected before (its timestamp.txt), None when there is none or it is unreadable."""
+    """The time of the submission collected before (its timestamp.txt); None if none/unreadable."""
     try:
         with open(os.path.join(dest, "timestamp.txt"), "rb") as f:
             return parse_time(f.read(256).decode("utf-8", errors="replace"))
@@ -133,8 +135,8 @@ def _existing_time(dest: str) -> datetime.datetime | None:
 
 
 def collect_student(src: str, record: Record, dest: str, rules: CopyRules, check_owner: bool) -> Collected:
-    """In the student's unit: check that the submission is all its owner's, copy it beside ``dest`` and put it in place
-    in one rename, when nbgrader's rules want it replaced."""
+    """In the student's unit: check the submission is all its owner's, copy it beside ``dest`` and
+    put it in place in one rename, when nbgrader's rules want it replaced."""
     existing = _existing_time(dest) if os.path.isdir(dest) else None
     if os.path.isdir(dest):
         later = existing is None or record.timestamp > existing
@@ -165,9 +167,10 @@ def collect_student(src: str, record: Record, dest: str, rules: CopyRules, check
 
 
 class OwnedCollect(ExchangeCollect):
-    """``nbgrader collect`` that takes a submission only from the account that owns it, each student in a unit."""
+    """``nbgrader collect`` taking a submission only from the account that owns it, a unit each."""
 
     def init_src(self):
+        """Judge every inbound entry; keep each student's chosen genuine submission."""
         if self.coursedir.course_id == "":
             self.fail("No course id specified. Re-run with --course flag.")
         self.course_path = os.path.join(self.root, self.coursedir.course_id)
@@ -180,7 +183,7 @@ class OwnedCollect(ExchangeCollect):
         self.src_records = self._choose(genuine)
 
     def _choose(self, genuine: list[Record]) -> list[Record]:
-        """Each student's latest genuine submission (the latest before the due date, when nbgrader is told so)."""
+        """Each student's latest genuine submission (or latest before the due date, if so told)."""
         from nbgrader.api import Gradebook, MissingEntry
 
         with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
@@ -196,6 +199,7 @@ class OwnedCollect(ExchangeCollect):
         return chosen
 
     def copy_files(self):
+        """Collect each chosen submission in a unit; write the refusals; fail if any."""
         records = self.src_records
         assignment = self.coursedir.assignment_id
         self.log.info("Processing %d genuine submission(s) of '%s' for course '%s'", len(records), assignment,
@@ -229,8 +233,8 @@ class OwnedCollect(ExchangeCollect):
 
 def judge_inbound(inbound: str, assignment: str, check_owner: bool, only: str | None = None,
                   now: datetime.datetime | None = None) -> tuple[list[Record], list[Refusal]]:
-    """Every entry of ``inbound`` for ``assignment`` (only ``only``'s claims when given): genuine records and
-    refusals. Reads directory entries only."""
+    """Every entry of ``inbound`` for ``assignment`` (only ``only``'s claims when given): genuine
+    records and refusals. Reads directory entries only."""
     now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     genuine: list[Record] = []
     refusals: list[Refusal] = []
@@ -249,7 +253,7 @@ def judge_inbound(inbound: str, assignment: str, check_owner: bool, only: str | 
 
 
 def write_refusals(course: Path, refusals: list[Refusal]) -> Path:
-    """The course's ``collect_refused.csv``: the refusals of the last collect (none: just its header)."""
+    """The course's ``collect_refused.csv``: the last collect's refusals (none: just its header)."""
     return write_csv(course / REFUSED_FILE, ["entry", "claimed_student", "owner", "why"],
                      [[r.entry, r.claimed, r.owner, r.why] for r in refusals])
 

@@ -1,4 +1,4 @@
-"""What nbgrader's feedback pages show: the score of record's reasons, the student's total, never a hidden test's code.
+"""What feedback pages show: the score of record's reasons, the student's total, no hidden tests.
 
 - ``TrustedReasons``: under every autograded cell (checks, hidden ones included, and the
   training runs' cells) the points and reason of ``autograder grade`` (its ``reasons.json``,
@@ -38,12 +38,12 @@ MAX_NOTEBOOK_BYTES = 20 * 2 ** 20  # the collect step's cap on a notebook
 
 
 class PageNotMade(Exception):
-    """A student's feedback page that its unit could not make (the reason is the grader's words, no student text)."""
+    """A feedback page its unit could not make (the reason: grader's words, no student text)."""
 
 
 class BoundedHTMLExporter(HTMLExporter):
-    """nbconvert's HTML exporter that makes each page in a unit of its own, of a notebook within the size cap and the
-    JSON value budget (refused unparsed past them)."""
+    """nbconvert's HTML exporter, each page made in a unit of its own, of a notebook within the size
+    cap and the JSON value budget (refused unparsed past them)."""
 
     page_seconds = Float(60.0, help="wall time of one feedback page's unit; past it the page is not made").tag(
         config=True)
@@ -51,6 +51,7 @@ class BoundedHTMLExporter(HTMLExporter):
     in_unit = Bool(False, help="set on the exporter a unit builds: render here").tag(config=False)
 
     def from_filename(self, filename, resources=None, **kw):
+        """Render in a unit (or here, inside one); PageNotMade if the unit fails or refuses."""
         if self.in_unit:
             return super().from_filename(filename, resources, **kw)
         preprocessors = [(f"{type(pp).__module__}.{type(pp).__qualname__}", bool(getattr(pp, "enabled", True)))
@@ -66,8 +67,8 @@ class BoundedHTMLExporter(HTMLExporter):
 
 
 PAGE_ANSWER_MB = 256  # a page's HTML: a notebook within the 20 MB cap, its images inlined, escaped
-# what a page's unit imports, once, in the fork server (nbgrader's preprocessors and gradebook, the trusted reasons:
-# about a second per page otherwise); a module not installed (a gradebook driver) is skipped
+# imported once in the fork server rather than in every page's unit; a module not installed (a
+# gradebook driver) is skipped
 PAGE_PRELOAD = ("autograder.nbgrader_glue.feedback", "autograder.exports.trusted_reasons", "nbgrader.preprocessors",
                 "nbgrader.api", "sqlalchemy.dialects.postgresql.psycopg2", "sqlalchemy.dialects.sqlite.pysqlite")
 preload(*PAGE_PRELOAD)  # whichever step of this process starts the fork server
@@ -85,35 +86,38 @@ def _refusal(filename: str) -> str | None:
 
 
 def make_page(config, preprocessors: list[tuple[str, bool]], filename: str, resources: dict | None, cwd: str):
-    """In the page's unit: the exporter nbgrader configured, rebuilt from its config with its preprocessors in order
-    (each enabled as it was), renders one notebook; returns (html, resources) as ``from_filename`` does, or why the
-    notebook is refused unparsed."""
+    """In the page's unit: the exporter nbgrader configured, rebuilt from its config with its
+    preprocessors in order (each enabled as it was), renders one notebook; returns (html, resources)
+    as ``from_filename`` does, or why the notebook is refused unparsed."""
     refusal = _refusal(filename)
     if refusal:
         return refusal
-    os.chdir(cwd)  # relative paths in the config (the score of record's reasons.json) are the course folder's
+    os.chdir(cwd)  # the config's relative paths (reasons.json) are the course folder's
     exporter = BoundedHTMLExporter(config=config, in_unit=True)
     exporter._preprocessors = []
     for name, enabled in preprocessors:
         exporter.register_preprocessor(import_item(name), enabled=enabled)
     html, resources = exporter.from_filename(filename, resources=resources)
-    return html, {key: value for key, value in resources.items() if not callable(value)}  # the template's helpers
+    # the template's helpers are functions, which cannot travel back from the unit
+    return html, {key: value for key, value in resources.items() if not callable(value)}
 
 
 class TrustedReasons(Preprocessor):
-    """Each autograded cell's trusted points and reason, and the student's total, on their feedback page."""
+    """Each autograded cell's trusted points and reason, and the student's total, on their page."""
 
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
     reasons_file = Unicode("grades/reasons.json",
                            help="autograder grade's reasons.json, relative to the course folder").tag(config=True)
 
     def preprocess(self, nb, resources):
+        """Replace graded cells' outputs with the verdicts; put the gradebook's total on top."""
         from nbgrader.api import Gradebook
 
         from autograder.exports import trusted_reasons
 
         info = resources["nbgrader"]
-        mine = trusted_reasons.load(Path(self.reasons_file)).get(info["student"], {})  # (each page: a unit of its own)
+        # read per page: each page is a unit of its own
+        mine = trusted_reasons.load(Path(self.reasons_file)).get(info["student"], {})
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             verdict = mine.get(meta.get("grade_id"))
@@ -136,6 +140,7 @@ class HideHiddenTestTracebacks(Preprocessor):
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
 
     def preprocess_cell(self, cell, resources, index):
+        """Cut a hidden-test cell's error tracebacks to type and message."""
         if cell.cell_type == "code" and HIDDEN_MARK in cell.source:
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":

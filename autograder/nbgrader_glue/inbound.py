@@ -1,4 +1,4 @@
-"""Who handed a submission in: the owner of its files in the exchange, never the name a student wrote on it.
+"""Who handed a submission in: the owner of its files in the exchange, never the name written on it.
 
 Every student can write into the exchange's ``inbound/``, by hand as well as through ``nbgrader
 submit``, and nbgrader files a submission under the name in its folder's name,
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from autograder.collecting.safe_files import DIR_FLAGS, shown
 
 TIMESTAMP = "timestamp.txt"
-MAX_ENTRIES = 20_000  # entries of one submission looked at before it is refused as too many to check
+MAX_ENTRIES = 20_000  # entries of one submission looked at; past it, refused as too many to check
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,12 @@ class Refusal:
     entry: str  # its name in inbound/, as it can be shown
     claimed: str  # the student its name claims, as it can be shown
     owner: str  # the account that owns it ("uid N" when the uid has no account)
-    why: str
+    why: str  # why it is refused, in the grader's words
     raw: str = ""  # its exact name in inbound/ (what --remove takes out), never shown as it is
 
 
 def owner_name(uid: int) -> str:
+    """The account name of ``uid``, else "uid N"."""
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
@@ -60,7 +61,7 @@ def owner_name(uid: int) -> str:
 
 
 def parse_name(name: str) -> tuple[str, str, str] | None:
-    """(student, assignment, timestamp text) of an inbound folder's name as nbgrader writes it, else None."""
+    """(student, assignment, timestamp text) from an inbound folder's name (nbgrader's), or None."""
     parts = name.rsplit("+", 3)
     if len(parts) == 4:
         student, assignment, timestamp, _ = parts
@@ -72,6 +73,7 @@ def parse_name(name: str) -> tuple[str, str, str] | None:
 
 
 def parse_time(text: str) -> datetime.datetime | None:
+    """A time as nbgrader writes it (UTC, naive), else None."""
     from nbgrader.utils import parse_utc
 
     try:
@@ -82,8 +84,9 @@ def parse_time(text: str) -> datetime.datetime | None:
 
 def judge(inbound_fd: int, name: str, assignment: str, now: datetime.datetime, check_owner: bool
           ) -> Record | Refusal | None:
-    """One entry of inbound/ (by its name in the open folder): a genuine Record, a Refusal, or None when it is not a
-    submission of this assignment at all (another assignment's, or a hidden name nbgrader never lists)."""
+    """One entry of inbound/ (by name in the open folder): a genuine Record, a Refusal, or None
+    if it is no submission of this assignment (another assignment's, or a hidden name nbgrader
+    never lists)."""
     parsed = parse_name(name)
     if name.startswith(".") or parsed is None or parsed[1] != assignment:
         return None
@@ -115,8 +118,9 @@ def judge(inbound_fd: int, name: str, assignment: str, now: datetime.datetime, c
 
 
 def inside_problem(folder: str, record: Record, check_owner: bool) -> str | None:
-    """Why the inside of a genuine-looking submission is not its owner's work, or None. Reads entries without following
-    links (a link is judged by its own owner); its timestamp.txt must say the time its name says."""
+    """Why the inside of a genuine-looking submission is not its owner's work, or None. Reads
+    entries without following links (a link is judged by its own owner); timestamp.txt must
+    match the name."""
     top = os.open(folder, DIR_FLAGS)
     try:
         seen = 0

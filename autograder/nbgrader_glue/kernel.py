@@ -1,17 +1,17 @@
-"""The Jupyter kernel nbgrader grades submissions with: ipykernel inside a bubblewrap sandbox (see autograder.confinement).
+"""nbgrader's grading kernel: ipykernel in a bubblewrap sandbox (``autograder.confinement``).
 
-Started by jupyter_client from ``autograder/jupyter/kernels/course-grading/kernel.json``:
+Started by jupyter_client from autograder/nbgrader_glue/jupyter/kernels/course-grading/kernel.json:
     python -m autograder.nbgrader_glue.kernel -f CONNECTION_FILE
-As root with bwrap and setpriv this launcher runs
+By default the kernel is forked from the student's sandbox (``zygote``); with GRADING_ZYGOTE=0,
+as root with bwrap and setpriv, this launcher runs
     bwrap ... setpriv --reuid=65534 ... python -m ipykernel_launcher -f CONNECTION_FILE
-in a cgroup of its own. The kernel sees an allowlist: the Python environment and
-course_lib read-only, its working folder (the notebook's folder) read-only, the
-data and run-output folders read-only, the two files of the autograder package
-the hidden test cells import (never solutions/), a private /tmp, and one private
-folder for its ZMQ sockets (``/run/grading-kernel`` inside; the socket paths the
-client connects to are symlinks into it). No network: the kernel must use the ``ipc``
-transport (unix sockets; ``configure_grading`` sets it), which crosses the network
-namespace where TCP cannot.
+in a cgroup of its own. Either way the kernel sees an allowlist (``kernel_sandbox``): the Python
+environment and course_lib read-only, its working folder (the notebook's folder) read-only, the
+data and run-output folders read-only, the autograder files the hidden test cells import (never
+solutions/), a private /tmp, and one private folder for its ZMQ sockets (``/run/grading-kernel``
+inside; the socket paths the client connects to are symlinks into it). No network: the kernel
+must use the ``ipc`` transport (unix sockets; ``configure_grading`` sets it), which crosses the
+network namespace where TCP cannot.
 
 The launcher stays as a small parent: it forwards jupyter's SIGINT (interrupt) and
 SIGTERM to the kernel inside, and a reaper it forks removes the cgroup and the
@@ -19,11 +19,11 @@ socket folder when the launcher ends, even when jupyter kills it with SIGKILL.
 
 Without confinement (no root, no bwrap) it refuses to start unless
 GRADING_ALLOW_UNCONFINED=1; then it runs plain ipykernel with only rlimits.
-Settings come from the environment nbgrader passes on (see nbgrader_setup):
+Settings come from the environment nbgrader passes on (see ``setup.configure_grading``):
     GRADING_MEMORY_MB       memory: cgroup limit and address-space rlimit (default 4096)
-    GRADING_CPU_SECONDS     CPU-time rlimit, a backstop behind nbgrader's per-cell timeout (default 1800)
-    GRADING_READABLE_PATHS  os.pathsep-separated extra folders (or files) the kernel may read (data folders, and the
-                            hidden checks' inputs ``autograder autograde`` makes for each student)
+    GRADING_CPU_SECONDS     CPU-time rlimit, behind nbgrader's per-cell timeout (default 1800)
+    GRADING_READABLE_PATHS  os.pathsep-separated extra folders (or files) the kernel may read
+                            (data folders, the hidden checks' inputs ``autograder autograde`` makes)
 """
 from __future__ import annotations
 
@@ -38,13 +38,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.confinement import (
-    NOBODY,
-    REPO,
-    Cgroup,
-    bwrap_argv,
-    status,
-)
+from autograder.confinement import NOBODY, Cgroup, bwrap_argv, status
 from autograder.confinement.isolation import die_with_parent, limit_resources
 from autograder.nbgrader_glue.kernel_sandbox import (
     INSIDE_SOCKETS,
@@ -52,23 +46,26 @@ from autograder.nbgrader_glue.kernel_sandbox import (
     kernel_mounts,
     limits_from_env,
 )
+from course_lib.layout import REPO
 
 SOCKET_KEYS = ("shell_port", "iopub_port", "stdin_port", "hb_port", "control_port")
 KERNEL_NS_PID = 2  # inside the PID namespace bwrap's init is 1 and the command it runs is 2
 
 
 def _say(message: str) -> None:
+    """A line on stderr, where nbgrader's log shows it."""
     print(f"grading kernel: {message}", file=sys.stderr, flush=True)
 
 
 def connection_path(argv: list[str]) -> Path:
+    """The connection file after ``-f``, made absolute."""
     if "-f" not in argv or argv.index("-f") + 1 >= len(argv):
         raise SystemExit("grading kernel: no connection file (-f CONNECTION_FILE)")
     return Path(os.path.abspath(argv[argv.index("-f") + 1]))
 
 
 def client_ip(ip: str) -> Path:
-    """The client's socket path prefix: a relative one ("kernel-ipc") is relative to the client's folder."""
+    """The client's socket path prefix: a relative one ("kernel-ipc") is in the client's folder."""
     try:
         client_cwd = os.readlink(f"/proc/{os.getppid()}/cwd")
     except OSError:
@@ -100,7 +97,7 @@ def kernel_pid(cgroup: Cgroup) -> int | None:
 
 
 def start_reaper(cleanup: Callable[[], None]) -> int:
-    """Fork a process that runs ``cleanup`` once this one has ended, however it ended (even SIGKILL).
+    """Fork a process that runs ``cleanup`` once this one has ended, however (even by SIGKILL).
 
     Returns the write end of a pipe that only this process holds: its end is the reaper's signal.
     """
@@ -122,13 +119,13 @@ def start_reaper(cleanup: Callable[[], None]) -> int:
 
 
 def share_connection(info: dict, private: Path, links: list[Path], copy: Path) -> None:
-    """Link jupyter's sockets into ``private`` (appending each link to ``links``) and write ``copy``: the kernel's own
-    connection file, readable by nobody only, naming the socket paths as the sandbox sees them."""
+    """Link jupyter's sockets into ``private`` (each link appended to ``links``) and write ``copy``:
+    the kernel's connection file, readable by nobody only, with the sandbox's socket paths."""
     ip = client_ip(info["ip"])
     link_sockets(ip, info, private, links)
     text = json.dumps({**info, "ip": f"{INSIDE_SOCKETS}/{ip.name}"}, indent=1).encode()
-    # the folder is the sandbox's (a process a submission left running can write it): never follow or reuse what is
-    # there by that name, and change owner and mode on the file this call created, not on a path
+    # the sandbox can write this folder (a process a submission left running): never follow or reuse
+    # a file there; set owner and mode on the file this call created, not on a path
     copy.unlink(missing_ok=True)
     fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
@@ -140,7 +137,7 @@ def share_connection(info: dict, private: Path, links: list[Path], copy: Path) -
 
 
 def run_forked(argv: list[str], connection: Path, info: dict, cwd: Path) -> int:
-    """A kernel forked from the student's sandbox (``autograder.nbgrader_glue.zygote``); returns its exit status."""
+    """A kernel forked from the student's sandbox (``zygote``); returns its exit status."""
     from autograder.nbgrader_glue import zygote
 
     parent = int(os.environ.get("JPY_PARENT_PID") or os.getppid())
@@ -148,7 +145,7 @@ def run_forked(argv: list[str], connection: Path, info: dict, cwd: Path) -> int:
     links: list[Path] = []
     copy = private / connection.name
 
-    kernel: list[int] = []  # its host pid, once started: the reaper kills it if this launcher is killed
+    kernel: list[int] = []  # its host pid once started: the reaper kills it if the launcher dies
 
     def cleanup() -> None:
         for pid in kernel:
@@ -173,7 +170,7 @@ def run_forked(argv: list[str], connection: Path, info: dict, cwd: Path) -> int:
     def forward(signum: int, _frame) -> None:
         request.signal(signum)
 
-    signal.signal(signal.SIGINT, forward)  # jupyter interrupts a cell with SIGINT to our process group
+    signal.signal(signal.SIGINT, forward)  # jupyter interrupts a cell: SIGINT to our process group
     signal.signal(signal.SIGTERM, forward)
     _say(f"confined: forked from the student's sandbox (uid {NOBODY}, allowlist of {cwd} and the data folders, "
          "no network)")
@@ -226,15 +223,15 @@ def run_confined(argv: list[str]) -> int:
         if pid is not None:
             os.kill(pid, signum)
 
-    signal.signal(signal.SIGINT, forward)  # jupyter interrupts a cell with SIGINT to our process group
+    signal.signal(signal.SIGINT, forward)  # jupyter interrupts a cell: SIGINT to our process group
     signal.signal(signal.SIGTERM, forward)
 
-    def enter() -> None:  # in the child, before exec: everything bwrap starts is in the cgroup and rlimits
+    def enter() -> None:  # in the child before exec: whatever bwrap starts gets cgroup, rlimits
         cgroup.enter()
         limit_resources(limits.memory_mb, cpu_seconds)
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
 
-    # a session of its own: jupyter's killpg(SIGINT) must reach the kernel through us, not kill bwrap
+    # a session of its own: jupyter's killpg(SIGINT) reaches the kernel through us, not bwrap
     child = subprocess.Popen(command, preexec_fn=enter, start_new_session=True)
     _say(f"confined: uid {NOBODY}, allowlist of {cwd} and the data folders, no network, "
          f"memory {limits.memory_mb} MB, {limits.max_processes} processes, {limits.cpus:g} CPU")
@@ -242,6 +239,7 @@ def run_confined(argv: list[str]) -> int:
 
 
 def run_unconfined(argv: list[str], problem: str) -> None:
+    """Plain ipykernel with rlimits only, if GRADING_ALLOW_UNCONFINED=1; else refuse to start."""
     if os.environ.get("GRADING_ALLOW_UNCONFINED") != "1":
         _say(f"refusing to start unconfined: {problem}. Set GRADING_ALLOW_UNCONFINED=1 to grade anyway "
              "(submission code then reads and writes whatever the grader can)")
@@ -250,13 +248,15 @@ def run_unconfined(argv: list[str], problem: str) -> None:
     connection = connection_path(argv)
     info = json.loads(connection.read_text())
     if info.get("transport") == "ipc" and not os.path.isabs(info["ip"]):
-        # the client resolves "kernel-ipc" in its own folder, the kernel would in the notebook's: make it absolute
+        # the client resolves "kernel-ipc" in its own folder, the kernel in the notebook's: absolute
         connection.write_text(json.dumps({**info, "ip": str(client_ip(info["ip"]))}, indent=1))
-    limit_resources(int(os.environ.get("GRADING_MEMORY_MB", "4096")), int(os.environ.get("GRADING_CPU_SECONDS", "1800")))
+    limit_resources(int(os.environ.get("GRADING_MEMORY_MB", "4096")), int(os.environ.get("GRADING_CPU_SECONDS",
+                                                                                         "1800")))
     os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher", *argv])
 
 
 def main(argv: list[str]) -> None:
+    """Start the kernel confined, or unconfined only when allowed."""
     # jupyter's process gone (killed with its grading task): this one and its sandbox go too
     die_with_parent("JPY_PARENT_PID")  # jupyter_client names itself there
     problem = status()

@@ -1,4 +1,4 @@
-"""What a grading kernel's sandbox is given: the environment it may know, the allowlist it sees, its limits.
+"""What a grading kernel's sandbox gets: the environment it knows, the files it sees, its limits.
 
 Shared by the per-notebook kernel (``kernel``) and the per-student sandbox its kernels are
 forked from (``zygote``).
@@ -8,22 +8,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from autograder.confinement import REPO, Limits, Mounts
+from autograder.confinement import Limits, Mounts
+from course_lib.layout import REPO
 
 # what notebook code may know of the grader's environment
 PASSED_ENV = ("COURSE_PRESET", "COURSE_DATA_DIR", "COURSE_OUT_DIR", "NBGRADER_EXECUTION",
               "NBGRADER_VALIDATING")
-# the hidden test cells run `from autograder.checks.hidden import ...`: only these files, never solutions/
-HIDDEN_CHECK_FILES = ("__init__.py", "checks/__init__.py", "checks/hidden.py", "checks/hidden_twins.py")
+# hidden test cells import autograder.checks.hidden: only these files are mounted, never solutions/
+HIDDEN_CHECK_FILES = ("__init__.py", "checks/__init__.py", "checks/hidden.py", "checks/twins.py")
 INSIDE_SOCKETS = "/run/grading-kernel"  # where the kernel sees its private socket folder
 MAX_PROCESSES = 64
 
 
 def _paths(variable: str) -> list[str]:
+    """The paths an environment variable lists (os.pathsep between them)."""
     return [p for p in os.environ.get(variable, "").split(os.pathsep) if p]
 
 
 def limits_from_env() -> Limits:
+    """The kernel's limits: GRADING_MEMORY_MB (default 4096), one CPU, MAX_PROCESSES."""
     return Limits(memory_mb=int(os.environ.get("GRADING_MEMORY_MB", "4096")), max_processes=MAX_PROCESSES, cpus=1.0)
 
 

@@ -1,8 +1,10 @@
-"""One student's ``nbgrader autograde``, in a child process of a grading task: ``autograder.nbgrader_glue.autograde``
-forks it from the student's unit and calls ``main``. By hand:
+"""One student's ``nbgrader autograde``, in a child process of a grading task.
 
-    python -m autograder.nbgrader_glue.one_student '{"assignment": "a5", "student": "S", "force": false,
-                                        "submitted_directory": "collected", "db_url": null}'
+``autograder.nbgrader_glue.autograde`` forks it from the student's unit and calls ``main``. By hand:
+
+    python -m autograder.nbgrader_glue.one_student \
+        '{"assignment": "a5", "student": "S", "force": false,
+          "submitted_directory": "collected", "db_url": null}'
 
 It is nbgrader's own AutogradeApp, configured from that JSON after it read the course's
 nbgrader_config.py: the student id (which may be ``--help`` or hold spaces) is set as a
@@ -11,7 +13,8 @@ value, never parsed from a command line. And two differences for running many at
   holds an exclusive lock on that file, so parallel students' writes take turns instead of
   failing with "database is locked" (SQLite's own locking can refuse a writer outright);
 - it dies with the task that started it (the parent-death signal), and the grading kernels
-  die with it (``autograder.nbgrader_glue.kernel`` does the same), so a killed worker leaves nothing running.
+  die with it (``autograder.nbgrader_glue.kernel`` does the same), so a killed worker leaves
+  nothing running.
 """
 from __future__ import annotations
 
@@ -26,11 +29,11 @@ from autograder.confinement.isolation import die_with_parent
 from autograder.nbgrader_glue.zygote import NOTEBOOKS_VARIABLE
 
 LOCK_VARIABLE = "GRADEBOOK_LOCK"
-PARENT_VARIABLE = "AUTOGRADE_PARENT_PID"  # the grading task's pid, set by autograder.nbgrader_glue.autograde
+PARENT_VARIABLE = "AUTOGRADE_PARENT_PID"  # the grading task's pid, set by nbgrader_glue.autograde
 
 
 def serialize_gradebook_sessions(lock_path: str) -> None:
-    """Hold an exclusive lock on ``lock_path`` from the moment a Gradebook opens until the last one closes."""
+    """Hold an exclusive lock on ``lock_path`` while any Gradebook of this process is open."""
     from nbgrader import api
 
     state = {"open": 0, "fd": None}
@@ -71,8 +74,9 @@ def serialize_gradebook_sessions(lock_path: str) -> None:
 
 
 def _forget_singletons() -> None:
-    """Make this process's nbgrader app its only one: a process forked from one that ran another nbgrader app
-    (CollectApp, ...) holds that app as traitlets' singleton, and AutogradeApp.instance() would refuse to start."""
+    """Make this process's nbgrader app its only one: a process forked from one that ran another
+    nbgrader app (CollectApp, ...) holds it as traitlets' singleton, and AutogradeApp.instance()
+    would refuse to start."""
     from traitlets.config import SingletonConfigurable
 
     classes = [SingletonConfigurable]
@@ -83,6 +87,7 @@ def _forget_singletons() -> None:
 
 
 def main(argv: list[str]) -> None:
+    """Autograde one student as the JSON in ``argv[0]`` says; refuse without the confined kernel."""
     die_with_parent(PARENT_VARIABLE)
     spec = json.loads(argv[0])
     if os.environ.get(LOCK_VARIABLE):
@@ -107,7 +112,7 @@ def main(argv: list[str]) -> None:
         coursedir.db_url = spec["db_url"]
     if spec.get("force"):
         app.update_config(Config({"BaseConverter": {"force": True}}))
-    # for the student's sandbox (autograder.nbgrader_glue.zygote): one notebook is one kernel to preload for
+    # for the student's sandbox (autograder.nbgrader_glue.zygote): a kernel to preload per notebook
     handed_in = Path(coursedir.format_path(coursedir.submitted_directory, coursedir.student_id,
                                            coursedir.assignment_id))
     os.environ[NOTEBOOKS_VARIABLE] = str(sum(1 for _ in handed_in.glob("*.ipynb")))

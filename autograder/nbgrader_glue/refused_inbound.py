@@ -1,4 +1,4 @@
-"""``python -m autograder inbound [--remove]``: the exchange entries collect refuses, listed, and taken out.
+"""``python -m autograder inbound [--remove]``: list (and take out) the entries collect refuses.
 
 Run by the instructor in the course folder, as nbgrader's own commands are (it reads the same
 nbgrader config: the exchange's root, the course id, ``check_owner``). Listing needs only
@@ -14,12 +14,12 @@ import os
 import shutil
 import uuid
 
-REMOVED_PREFIX = ".removed+"  # a hidden name: nbgrader's collect and the judgement of inbound/ never read it
+REMOVED_PREFIX = ".removed+"  # hidden: nbgrader's collect and judge_inbound never read it
 
 
 def remove_entry(inbound: str, name: str) -> str:
-    """Take one entry out of ``inbound``: deleted when its owner let it be, else renamed out of every collect's sight;
-    what was done, in a line."""
+    """Take one entry out of ``inbound``: deleted if its owner allows, else renamed out of every
+    collect's sight; what was done, in a line."""
     path = os.path.join(inbound, name)
     try:
         if os.path.isdir(path) and not os.path.islink(path):
@@ -29,12 +29,12 @@ def remove_entry(inbound: str, name: str) -> str:
         return "deleted"
     except OSError:
         hidden = os.path.join(inbound, f"{REMOVED_PREFIX}{uuid.uuid4().hex}")
-        os.rename(path, hidden)  # the folder is ours: renaming within it needs no right on the entry itself
+        os.rename(path, hidden)  # the folder is ours: renaming in it needs no right on the entry
         return f"taken out of collect's sight as {os.path.basename(hidden)} (its owner or root can delete its files)"
 
 
 def main(assignment: str, remove: bool) -> int:
-    """List (and with ``remove`` take out) the refused inbound entries of ``assignment``; the exit status."""
+    """List (with ``remove``, take out) ``assignment``'s refused inbound entries; exit status."""
     from nbgrader.apps.collectapp import CollectApp
     from nbgrader.auth import Authenticator
     from nbgrader.exchange import ExchangeFactory

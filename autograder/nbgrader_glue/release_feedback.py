@@ -1,8 +1,8 @@
-"""nbgrader's release_feedback (the command and formgrader's Release Feedback), each student in a unit of their own.
+"""nbgrader's release_feedback (the command and formgrader's button), each student in a unit.
 
 nbgrader files each student's feedback pages in the exchange under a hash of the
 ``submission_secret.txt`` that came with their submission, in one loop over the class: a
-feedback folder without that file (a submission made by hand, a secret deleted) stopped the
+feedback folder without that file (a submission made by hand, a secret deleted) stops the
 release with a traceback after some of the class had theirs. Here each student's pages are
 released in a unit (``autograder.units``); a student whose pages cannot be released is named
 with the reason, everyone else's are released, and the command ends in an error listing who
@@ -33,13 +33,13 @@ RELEASE_STEP = Step("release feedback", UnitLimits(seconds=60, memory_mb=512),
 class Released:
     """One student's pages, released."""
 
-    student: str
+    student: str  # nbgrader student id
     pages: tuple[str, ...]  # notebook ids released
 
 
 def release_student(student: str, pages: list[tuple[str, str]], dest: str) -> Released:
-    """In the student's unit: copy each (notebook id, html file) of one student into the exchange's feedback folder
-    under nbgrader's name for it (a hash of the submission's secret and the notebook id), atomically."""
+    """In the student's unit: copy each (notebook id, html file) into the exchange's feedback folder
+    under nbgrader's name for it (a hash of the submission's secret and notebook id), atomically."""
     released = []
     for notebook_id, html_file in pages:
         feedback_dir = os.path.dirname(html_file)
@@ -56,9 +56,10 @@ def release_student(student: str, pages: list[tuple[str, str]], dest: str) -> Re
 
 
 class UnitReleaseFeedback(ExchangeReleaseFeedback):
-    """``nbgrader release_feedback`` with one unit per student: one student's missing secret stops nobody else."""
+    """``nbgrader release_feedback``, a unit per student: one missing secret stops nobody else."""
 
     def copy_files(self):
+        """Release each student's pages in a unit; fail at the end, naming who was left out."""
         exclude = set(self.coursedir.student_id_exclude.split(",")) if self.coursedir.student_id_exclude else set()
         regexp = re.escape(os.path.sep).join([
             self.coursedir.format_path(self.coursedir.feedback_directory, "(?P<student_id>.*)",
@@ -68,7 +69,7 @@ class UnitReleaseFeedback(ExchangeReleaseFeedback):
         left_out = []
         for html_file in sorted(glob.glob(os.path.join(self.src_path, "*.html"))):
             match = re.fullmatch(regexp, html_file, flags=re.S)
-            if match is None:  # a folder name nbgrader's pattern cannot read back (no id the collect accepts)
+            if match is None:  # a name nbgrader's pattern cannot read back (no id collect accepts)
                 left_out.append(shown(os.path.relpath(html_file, self.coursedir.root)))
                 self.log.error("NOT released: %s (its path is no feedback page of one student)", left_out[-1])
                 continue

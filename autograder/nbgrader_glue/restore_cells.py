@@ -1,15 +1,15 @@
 """nbgrader's OverwriteCells without its false alarm on every honest submission's hidden tests.
 
-nbgrader's generate_assignment saves each locked cell's source and checksum in the gradebook *before* it clears the
-hidden tests (its SaveCells runs before ClearHiddenTests, by design: autograde restores the hidden tests from that
-copy), so the released cell of a test cell with hidden tests never has the checksum the gradebook holds. Autograde's
-OverwriteCells then warns "Attribute 'checksum' for cell ... has changed!" for that cell in every submission,
-unchanged ones included (nbgrader issue #1961), which buries the one warning that means something: a locked cell a
-student really edited.
+nbgrader's generate_assignment saves each locked cell's source and checksum in the gradebook
+*before* it clears the hidden tests (SaveCells runs before ClearHiddenTests, by design: autograde
+restores the hidden tests from that copy), so a released test cell with hidden tests never has
+the checksum the gradebook holds. Autograde's OverwriteCells then warns "Attribute 'checksum' for
+cell ... has changed!" for that cell in every submission, unchanged ones included (nbgrader issue
+#1961), burying the one warning that means something: a locked cell a student really edited.
 
-This step restores, without a word, a locked cell whose source is exactly what the release held (the gradebook's
-source with the hidden tests cleared by nbgrader's own ClearHiddenTests); everything else goes through nbgrader's
-OverwriteCells as before, warning included.
+This step quietly restores a locked cell whose source is exactly what the release held (the
+gradebook's source with the hidden tests cleared by nbgrader's ClearHiddenTests); everything else
+goes through nbgrader's OverwriteCells, warning included.
 """
 from __future__ import annotations
 
@@ -20,16 +20,18 @@ from nbgrader.preprocessors import ClearHiddenTests, OverwriteCells
 
 
 class RestoreLockedCells(OverwriteCells):
-    """OverwriteCells that knows what nbgrader itself released for a locked cell with hidden tests."""
+    """OverwriteCells knowing what nbgrader released for a locked cell with hidden tests."""
 
     def _as_released(self, cell, source: str) -> str:
-        """The source nbgrader's release gave ``cell`` when the gradebook holds ``source`` for it."""
+        """The source nbgrader's release gave ``cell``, given the gradebook's ``source``."""
         released = copy.deepcopy(cell)
         released.source = source
-        ClearHiddenTests(parent=self)._remove_hidden_test_region(released)  # the course's delimiters, if configured
+        # the course's delimiters, if configured
+        ClearHiddenTests(parent=self)._remove_hidden_test_region(released)
         return released.source
 
     def preprocess_cell(self, cell, resources, cell_index):
+        """A locked cell exactly as released is restored quietly; else nbgrader's OverwriteCells."""
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id is None:
             return super().preprocess_cell(cell, resources, cell_index)
@@ -39,5 +41,5 @@ class RestoreLockedCells(OverwriteCells):
             return super().preprocess_cell(cell, resources, cell_index)
         if source_cell.locked and cell.source != source_cell.source and \
                 cell.source == self._as_released(cell, source_cell.source):
-            cell.source = source_cell.source  # the hidden tests back, as nbgrader would, with no false alarm
+            cell.source = source_cell.source  # hidden tests back, as nbgrader would, no false alarm
         return super().preprocess_cell(cell, resources, cell_index)

@@ -1,4 +1,4 @@
-"""nbgrader's DeduplicateIds, made to survive JupyterLab's Split Cell: repaired cell by cell, never the whole student.
+"""nbgrader's DeduplicateIds, made to survive JupyterLab's Split Cell without failing a student.
 
 Split Cell gives each part of a cell the whole cell's metadata, so several cells hold one
 grade_id. nbgrader's own step keeps the last and sets the others' nbgrader metadata to ``{}``,
@@ -18,15 +18,16 @@ from __future__ import annotations
 
 from nbgrader.preprocessors import DeduplicateIds
 
-from course_lib.grade_ids import grade_id, split_parts
+from course_lib.loader.grade_ids import grade_id, split_parts
 
 JOIN = "\n\n"  # what JupyterLab's Merge Cells puts between the merged cells' sources
 
 
 class SplitCellIds(DeduplicateIds):
-    """DeduplicateIds whose repeats stay valid cells; a split text cell's parts merged back into one."""
+    """DeduplicateIds whose repeats stay valid cells; a split text cell's parts merged back."""
 
     def preprocess(self, nb, resources):
+        """Merge split text cells back, then deduplicate the grade_ids cell by cell."""
         for parts in reversed(split_parts(nb.cells)):  # from the end, so earlier indices stay put
             first = nb.cells[parts[0]]
             if first.cell_type == "code":
@@ -42,6 +43,7 @@ class SplitCellIds(DeduplicateIds):
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
+        """A repeat of a grade_id kept later in the notebook becomes a plain cell."""
         held, index = grade_id(cell), self._cells - 1 - cell_index  # cells are visited last first
         if held is not None and held in self._kept:
             self.log.warning("cell %d holds grade_id '%s', as cell %d after it does (Split Cell or a copy): cell %d "

@@ -1,16 +1,16 @@
-"""One sandbox per student, a fresh kernel per notebook forked from it: nbgrader's kernels without the start-up cost.
+"""One sandbox per student, a fresh kernel per notebook forked from it: one start-up per student.
 
-nbgrader starts a kernel per notebook; in the confined grading kernel each start used to pay
-for a new sandbox, a new Python, ipykernel and, in the notebook's first cell, torch (about
-2.5 s a notebook). Here the first kernel launcher of a student (``autograder.nbgrader_glue.kernel``)
-starts a *supervisor*: a root process outside the sandbox that makes the student's cgroup
-and the sandbox (the same allowlist, limits and uid as before) and runs the fork server
-(``zygote_server``) in it, which preloads the heavy modules once. Every launcher of that
-student then asks the supervisor's socket for a kernel; each kernel is a process forked from
-the server, so no notebook shares a namespace with another, only the preloaded imports. The
-server is the sandbox's init (pid 1), which no process inside can kill, and which reaps them.
-The launcher follows its kernel by the kernel's own process (found in the student's cgroup);
-should the server die all the same, the supervisor starts a new one for the next notebook.
+nbgrader starts a kernel per notebook; a confined kernel of its own would pay each time for a
+new sandbox, a new Python, ipykernel and torch. Here the first kernel launcher of a student
+(``autograder.nbgrader_glue.kernel``) starts a *supervisor*: a root process outside the sandbox
+that makes the student's cgroup and the sandbox (``kernel_sandbox``'s allowlist, limits and uid)
+and runs the fork server (``zygote_server``) in it, which preloads the heavy modules once. Every
+launcher of that student then asks the supervisor's socket for a kernel; each kernel is a
+process forked from the server, so no notebook shares a namespace with another, only the
+preloaded imports. The server is the sandbox's init (pid 1), which no process inside can kill,
+and which reaps them. The launcher follows its kernel by the kernel's own process (found in the
+student's cgroup); should the server die all the same, the supervisor starts a new one for the
+next notebook.
 
 The supervisor's listening socket lives in a folder only root can reach (``ROOT``): the
 sandbox inherits the listening descriptor and cannot replace the socket. A student is the
@@ -33,19 +33,20 @@ import time
 from pathlib import Path
 
 ROOT = Path("/run/course-grading-zygotes")  # root only: one folder per student's supervisor
-# a server with no kernel for this long ends (nbgrader starts the next notebook at once); tests set it shorter
+# a server with no kernel this long ends (nbgrader starts the next notebook at once); tests set less
 IDLE_SECONDS = float(os.environ.get("GRADING_ZYGOTE_IDLE_SECONDS", "30"))
 READY_SECONDS = 120  # how long a launcher waits for a new server's imports
 MAX_SERVERS = 20  # servers a student's notebooks may kill before the supervisor gives up
-MAX_MESSAGE = 64 * 1024  # bytes of one line from the server in the sandbox (its lines are a few dozen bytes)
-SERVER_FILES = ("__init__.py", "nbgrader_glue/__init__.py", "nbgrader_glue/zygote_server.py")  # mounted with it
-# how many notebooks the student handed in, set by autograder.nbgrader_glue.one_student for the kernels nbgrader starts
+MAX_MESSAGE = 64 * 1024  # bytes of one line from the sandboxed server (its lines are a few dozen)
+# autograder files mounted for the server, beside kernel_sandbox's
+SERVER_FILES = ("__init__.py", "nbgrader_glue/__init__.py", "nbgrader_glue/zygote_server.py")
+# how many notebooks the student handed in, set by one_student for the kernels nbgrader starts
 NOTEBOOKS_VARIABLE = "GRADING_NOTEBOOKS"
 
 
 def server_arguments(listen_fd: int) -> list[str]:
-    """The fork server's arguments: ``lean`` for a student of one notebook (one kernel: what only some notebooks
-    import is left to it), else every preload."""
+    """The fork server's arguments: ``lean`` for a student of one notebook (one kernel: what only
+    some notebooks import is left to it), else every preload."""
     lean = ["lean"] if os.environ.get(NOTEBOOKS_VARIABLE) == "1" else []
     return [str(listen_fd), str(IDLE_SECONDS), *lean]
 
@@ -57,6 +58,7 @@ def student_folder(parent_pid: int, cwd: Path) -> Path:
 
 
 def _connectable(path: Path) -> bool:
+    """Does a server listen on the socket at ``path``?"""
     if not path.is_socket():
         return False
     probe = socket.socket(socket.AF_UNIX)
@@ -70,13 +72,13 @@ def _connectable(path: Path) -> bool:
 
 
 def ensure(parent_pid: int, cwd: Path) -> tuple[Path, Path]:
-    """(the supervisor's socket, the sandbox's private folder) for this student, starting the supervisor if none
-    serves yet; raises RuntimeError when it cannot start."""
+    """(the supervisor's socket, the sandbox's private folder) for this student, starting the
+    supervisor if none serves yet; RuntimeError if it cannot start."""
     ROOT.mkdir(mode=0o700, exist_ok=True)
     os.chmod(ROOT, 0o700)
     folder = student_folder(parent_pid, cwd)
     with open(f"{folder}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one supervisor per student, whichever launcher comes first
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one supervisor per student, whichever launcher is first
         sock = folder / "zygote.sock"
         if not _connectable(sock):
             shutil.rmtree(folder, ignore_errors=True)
@@ -88,14 +90,15 @@ def ensure(parent_pid: int, cwd: Path) -> tuple[Path, Path]:
             deadline = time.monotonic() + READY_SECONDS
             while not (folder / "ready").exists():
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the student's sandbox did not start ({(folder / 'supervisor.log').read_text()[-500:]})")
+                    log = (folder / "supervisor.log").read_text()[-500:]
+                    raise RuntimeError(f"the student's sandbox did not start ({log})")
                 time.sleep(0.05)
     return sock, folder / "private"
 
 
 def host_pid(folder: Path, inner_pid: int) -> int | None:
-    """The host pid of the student's process that is ``inner_pid`` in its sandbox (found in the student's cgroups,
-    whose folders the supervisor wrote down), or None."""
+    """The host pid of the student's process that is ``inner_pid`` in its sandbox (found in the
+    student's cgroups, whose folders the supervisor wrote down), or None."""
     try:
         cgroups = [Path(line) for line in (folder / "cgroups").read_text().splitlines() if line]
     except OSError:
@@ -117,8 +120,8 @@ def host_pid(folder: Path, inner_pid: int) -> int | None:
 
 
 class KernelRequest:
-    """A kernel started by the student's server, then followed by its own process: signals go to it, its end is
-    the launcher's end, whatever becomes of the server."""
+    """A kernel started by the student's server, then followed by its own process: signals go to
+    it, its end is the launcher's end, whatever becomes of the server."""
 
     def __init__(self, sock: Path, connection_file: str):
         self.conn = socket.socket(socket.AF_UNIX)
@@ -133,15 +136,18 @@ class KernelRequest:
         self.pidfd = os.pidfd_open(self.pid)
 
     def send(self, message: dict) -> None:
+        """One JSON line to the server."""
         self.conn.sendall(json.dumps(message).encode() + b"\n")
 
     def receive(self) -> dict | None:
+        """The server's next JSON line, or None (closed, malformed or past MAX_MESSAGE)."""
         while b"\n" not in self.buffer:
             try:
                 data = self.conn.recv(4096)
             except InterruptedError:
                 continue
-            if not data or len(self.buffer) + len(data) > MAX_MESSAGE:  # a line no server of ours writes
+            # closed, or a line no server of ours writes
+            if not data or len(self.buffer) + len(data) > MAX_MESSAGE:
                 return None
             self.buffer += data
         line, self.buffer = self.buffer.split(b"\n", 1)
@@ -151,13 +157,14 @@ class KernelRequest:
             return None
 
     def signal(self, signum: int) -> None:
+        """Pass a signal to the kernel."""
         try:
             os.kill(self.pid, signum)  # only ever a process of the student's own cgroup
         except ProcessLookupError:
             pass
 
     def wait(self) -> int:
-        """Until the kernel ends: its exit status when its server reports it, else 0 (it is not our child)."""
+        """Wait for the kernel: its exit status if the server reports it, else 0 (not our child)."""
         while True:
             try:
                 ready, _, _ = select.select([self.pidfd, self.conn], [], [])
@@ -165,7 +172,7 @@ class KernelRequest:
                 continue
             if self.conn in ready:
                 answer = self.receive()
-                if answer is None:  # the server went away: the kernel may still run, follow it alone
+                if answer is None:  # the server is gone; the kernel may still run: follow it alone
                     select.select([self.pidfd], [], [])
                     return 0
                 if isinstance(answer.get("exit"), int):
@@ -174,12 +181,12 @@ class KernelRequest:
                 return 0
 
 
-# --- the supervisor ----------------------------------------------------------------------------------
+# --- the supervisor ---------------------------------------------------------------------------
 
 
 def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
-    """Make the student's cgroup and sandbox, run the fork server in it, and end it all with nbgrader."""
-    from autograder.confinement import NOBODY, REPO, Cgroup, bwrap_argv
+    """Make the student's cgroup and sandbox, run the fork server there; end all with nbgrader."""
+    from autograder.confinement import NOBODY, Cgroup, bwrap_argv
     from autograder.confinement.isolation import limit_resources
     from autograder.nbgrader_glue.kernel_sandbox import (
         INSIDE_SOCKETS,
@@ -187,6 +194,7 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
         kernel_mounts,
         limits_from_env,
     )
+    from course_lib.layout import REPO
 
     try:
         parent = os.pidfd_open(parent_pid)
@@ -207,10 +215,10 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
     command = bwrap_argv([sys.executable, "-m", "autograder.nbgrader_glue.zygote_server",
                           *server_arguments(listener.fileno())], mounts, limits, chdir=str(cwd), env=env, as_pid_1=True)
-    # the listening socket stays open here too: a server killed by a notebook is replaced on the same socket
+    # the listening socket stays open here too: a server a notebook killed is replaced on it
     cpu_seconds = int(os.environ.get("GRADING_CPU_SECONDS", "1800"))
 
-    def enter() -> None:  # in the child before exec: the sandbox, the server and every kernel in the cgroup
+    def enter() -> None:  # in the child before exec: sandbox, server and every kernel in the cgroup
         import resource
 
         cgroup.enter()
@@ -225,10 +233,11 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
             servers.append(server)
             (folder / "ready").write_text(str(INSIDE_SOCKETS))
             server_fd = os.pidfd_open(server.pid)
-            ready, _, _ = select.select([parent, server_fd], [], [])  # nbgrader's process ended, or the server
+            # until nbgrader's process or the server ends
+            ready, _, _ = select.select([parent, server_fd], [], [])
             if parent in ready or server.wait() == 0:  # nbgrader is done, or the server idled out
                 break
-            # the server was killed (a notebook may: it shares the server's uid): a new one for the next notebook
+            # the server was killed (a notebook may: same uid): a new one for the next notebook
     finally:
         listener.close()
         cgroup.kill()

@@ -1,4 +1,4 @@
-"""The fork server inside one student's grading sandbox: the kernel's heavy imports once, a fresh kernel per notebook.
+"""The fork server in a student's grading sandbox: heavy imports once, a fresh kernel per notebook.
 
     python -m autograder.nbgrader_glue.zygote_server LISTEN_FD IDLE_SECONDS [lean]
 
@@ -10,8 +10,8 @@ kernel (a process of its own: a namespace no other notebook touched, only the im
 and answers ``{"pid": N}``; ``{"signal": S}`` passes an interrupt on to it; when the kernel
 ends the answer is ``{"exit": STATUS}``; when the requester's connection closes first the
 kernel is killed. With no kernel and no request for IDLE_SECONDS it exits. ``lean`` (a student
-who handed in one notebook: one kernel) leaves out the imports only some notebooks need. Imports
-only the standard library here (this file is mounted into the sandbox by itself).
+who handed in one notebook: one kernel) leaves out the imports only some notebooks need.
+Imports only the standard library here (this file is mounted into the sandbox by itself).
 """
 from __future__ import annotations
 
@@ -24,23 +24,22 @@ import sys
 import time
 
 PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy", "torch", "torch.nn", "matplotlib.pyplot",
-           "nbformat", "course_lib", "course_lib.model", "course_lib.trainer", "course_lib.checks",
-           "course_lib.twin_checks", "course_lib.notebook_env", "course_lib.plots", "tqdm.auto",
-           # what ipykernel's start imports (its debugger: debugpy; psutil, sqlite3 for IPython's history, tornado's
-           # queues): 0.1-0.2 s of every kernel's start before; none of them starts a thread on import
+           "nbformat", "course_lib", "course_lib.gpt.model", "course_lib.gpt.trainer", "course_lib.checks",
+           "course_lib.checks.twins", "course_lib.notebook.env", "course_lib.notebook.plots", "tqdm.auto",
+           # ipykernel's start imports (debugger, psutil, sqlite3 for history, tornado queues);
+           # none starts a thread on import, so forking after them is safe
            "ipykernel.debugger", "psutil", "sqlite3", "tornado.gen", "tornado.locks", "tornado.queues",
            "IPython.extensions", "cProfile", "pstats", "pydoc", "faulthandler", "pdb",
-           # what torch imports the first time an optimizer is made (torch.optim wraps its __init__ in torch._compile):
-           # 0.8 s of every kernel whose notebook trains or checks a training step, no thread started
+           # imported by torch's first optimizer (wrapped in torch._compile); starts no thread
            "torch._dynamo")
-# what only some notebooks import (a training step's torch._dynamo, 0.9 s; pyplot, which grading's plots never draw,
-# 0.2 s): worth preloading for a student's several kernels, not for one kernel that may never import it
+# only some notebooks import these (a training step's torch._dynamo; pyplot, never drawn here):
+# worth preloading for a student's several kernels, not for one kernel that may never need them
 SOME_NOTEBOOKS = ("matplotlib.pyplot", "torch._dynamo")
 
 
 def preload(lean: bool = False) -> int:
-    """Import what every notebook's first cells import, so each kernel starts with it done (``lean``: only what
-    every notebook imports); how many modules that was."""
+    """Import what notebooks' first cells import, so each kernel starts with it done (``lean``:
+    only what every notebook imports); how many modules that was."""
     import importlib
 
     names = [name for name in PRELOAD if not (lean and name in SOME_NOTEBOOKS)]
@@ -55,8 +54,8 @@ def preload(lean: bool = False) -> int:
 def run_kernel(connection_file: str) -> None:
     """In the forked child: become an ipykernel on ``connection_file``, then end."""
     signal.set_wakeup_fd(-1)  # the server's; the kernel's own event loop sets what it needs
-    # the kernel's output reaches nbgrader over its channels; what it also echoes to its own stdout and stderr
-    # (ipykernel copies fd-level writes there) must not fill the supervisor's log, a file on the host's /run
+    # output reaches nbgrader over the kernel's channels; its echo on fd 1 and 2 (ipykernel copies
+    # fd-level writes there) must not fill the supervisor's log, a file on the host's /run
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.dup2(null, 2)
@@ -96,12 +95,14 @@ class Server:
         self.selector.register(self.wakeup_read, selectors.EVENT_READ, "wakeup")
 
     def send(self, conn: socket.socket, message: dict) -> None:
+        """One JSON line to a requester (gone: nothing)."""
         try:
             conn.sendall(json.dumps(message).encode() + b"\n")
         except OSError:
             pass
 
     def close(self, conn: socket.socket) -> None:
+        """Drop a connection, killing its kernel."""
         pid = self.kernels.pop(conn, None)
         if pid is not None:
             try:
@@ -113,6 +114,7 @@ class Server:
         conn.close()
 
     def request(self, conn: socket.socket, message: dict) -> None:
+        """Start a kernel (once per connection) or pass it a signal."""
         if isinstance(message.get("start"), str) and conn not in self.kernels:
             pid = os.fork()
             if pid == 0:
@@ -129,6 +131,7 @@ class Server:
                 pass
 
     def read(self, conn: socket.socket) -> None:
+        """Read a connection's JSON lines and act on each."""
         try:
             data = conn.recv(65536)
         except OSError:
@@ -161,6 +164,7 @@ class Server:
                     self.send(conn, {"exit": os.waitstatus_to_exitcode(status)})
 
     def serve(self) -> None:
+        """Serve until no kernel runs and nothing came for ``idle_seconds``."""
         while self.kernels or time.monotonic() - self.last_activity < self.idle_seconds:
             for key, _ in self.selector.select(timeout=1.0):
                 self.last_activity = time.monotonic()

@@ -1,14 +1,14 @@
-"""The student bundle: a fresh release of the notebooks, course_lib and the course's data, nothing of the grader's.
+"""The student bundle: a fresh release of the notebooks, course_lib and the course's data only.
 
     python -m autograder bundle --out dist/ --data-dir data/course-world --preset cpu
 
-Writes ``dist/attention-course-student/`` and a zip of it. The notebooks are released afresh
-from ``solutions/`` by nbgrader (``generate_assignment`` into a folder of the bundle's own), never
-copied from ``notebooks/``: that folder is also where ``make student`` lets an instructor try the
-student path, so it may hold answers and outputs. The course's student data files (never the test
-answers) go to ``course_data/`` with the preset in ``course_data/course.json``, which the
-notebooks then use by default (``course_lib.layout``). Left out on purpose: autograder/ (hidden
-checks), solutions/, tests/, benchmarks/, any answers file; every file written is checked.
+Writes ``dist/attention-course-student/`` and a zip of it. The notebooks are released afresh from
+``solutions/`` by nbgrader (``generate_assignment`` into the bundle's own folder), never copied
+from ``notebooks/``: ``make student`` lets an instructor try the student path there, so it may hold
+answers and outputs. The student data files (never the test answers) go to ``course_data/`` with
+the preset in ``course_data/course.json``, the notebooks' default (``course_lib.layout``). Left out
+on purpose: autograder/ (hidden checks), solutions/, tests/, benchmarks/, any answers file; every
+file written is checked.
 """
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ from course_lib.layout import GRADER_ONLY_FILES, REPO
 
 NAME = "attention-course-student"
 # what a student's copy must never hold (checked on every file written)
-FORBIDDEN_TEXT = ("BEGIN HIDDEN TESTS", "### BEGIN SOLUTION", "autograder.checks.hidden", "autograder.checks.hidden_twins")
-FORBIDDEN_FILES = GRADER_ONLY_FILES  # the answers, and the world record whose random seed remakes them
+FORBIDDEN_TEXT = ("BEGIN HIDDEN TESTS", "### BEGIN SOLUTION", "autograder.checks.hidden", "autograder.checks.twins")
+FORBIDDEN_FILES = GRADER_ONLY_FILES  # the answers, and the world record whose seed remakes them
 README = REPO / "docs" / "student_copy.md"  # the copy's README, word for word
 
 
@@ -38,7 +38,7 @@ class BundleError(RuntimeError):
 def _pyproject() -> str:
     """The project file with course_lib only, no grader and no test extras."""
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    text = re.sub(r'packages = \[[^\]]*\]', 'packages = ["course_lib"]', text)
+    text = re.sub(r'include = \[[^\]]*\]', 'include = ["course_lib*"]', text)
     text = re.sub(r'\n    "nbgrader==[^"]*",', "", text)
     text = re.sub(r"\n# keep in step with environment.yml[^\n]*", "", text)
     text = re.sub(r"\[project.optional-dependencies\].*?\n\n", "", text, flags=re.S)
@@ -47,7 +47,7 @@ def _pyproject() -> str:
 
 
 def _nbgrader_errors(log: str) -> str:
-    """nbgrader's own error lines of a run (its log ends with INFO lines that say nothing of what went wrong)."""
+    """nbgrader's own error lines of a run (its log ends in INFO lines that say nothing useful)."""
     errors = [line.split("] ", 1)[-1] for line in log.splitlines() if "| ERROR]" in line or "| CRITICAL]" in line]
     if errors:
         return "; ".join(errors)[-500:]
@@ -56,8 +56,8 @@ def _nbgrader_errors(log: str) -> str:
 
 
 def fresh_release(assignment: str, into: Path) -> Path:
-    """nbgrader's release of ``solutions/<assignment>`` made now, in ``into``; the release folder."""
-    into = Path(into).absolute()  # nbgrader runs in the checkout: a relative folder would be read against it
+    """nbgrader's release of ``solutions/<assignment>`` made now in ``into``; the release folder."""
+    into = Path(into).absolute()  # nbgrader runs in the checkout: a relative path would land there
     with tempfile.TemporaryDirectory(prefix="bundle-release-") as tmp:
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
@@ -90,7 +90,7 @@ def _course_data(data_dir: Path, preset: str, into: Path) -> None:
 
 def build_bundle(out: str | Path, data_dir: str | Path | None = None, preset: str = layout.DEFAULT_PRESET,
                  assignment: str = layout.ASSIGNMENT) -> Path:
-    """Write the student folder and its zip into ``out`` (relative: to the working folder); returns the zip's path."""
+    """Write the student folder and its zip into ``out`` (relative to the cwd); returns the zip."""
     out = Path(out).absolute()
     folder = out / NAME
     if folder.exists():

@@ -1,4 +1,4 @@
-"""One task per student on Dask distributed, with the grader's fault rules: the transport of the grading steps' units.
+"""One task per student on Dask distributed, with the grader's fault rules: how steps' units travel.
 
 The driver keeps every worker thread busy with one student, never more (a task queued behind
 another on a worker would be charged with that worker's death too). A task whose worker dies
@@ -25,39 +25,41 @@ from typing import TypeVar
 
 Result = TypeVar("Result")
 RETRIES = 1  # a student whose worker died under it is run once more, then marked
-POLL_SECONDS = 1.0  # how often the driver looks for free workers (a restarted one, a new one joining)
-WORKER_MEMORY_MB = 2048  # a local worker process (``processes``): past it Dask restarts it, its student retried
+POLL_SECONDS = 1.0  # how often the driver looks for free workers (restarted or newly joined)
+# a local worker process (``processes``): past this Dask restarts it, and its student is retried
+WORKER_MEMORY_MB = 2048
 
 
 @dataclass(frozen=True)
 class Cluster:
     """Where the students' tasks run."""
 
-    # students graded at once on this machine (``local_cluster``: Dask workers that are threads of this process, each
-    # waiting on its student's unit); 1 runs the units from this process without Dask, one student after another
+    # students graded at once here (``local_cluster``: worker threads, each waiting on a unit);
+    # 1 runs the units from this process without Dask, one student after another
     workers: int
-    scheduler: str | None = None  # address of an existing Dask scheduler (tcp://host:8786); workers is then unused
+    scheduler: str | None = None  # an existing scheduler (tcp://host:8786), making workers moot
 
     @property
     def serial(self) -> bool:
+        """Whether the units run from this process, one after another, without Dask."""
         return self.workers <= 1 and not self.scheduler
 
 
 def local_cluster(workers: int, scratch: str, processes: bool = False):
-    """The grader's local Dask cluster: ``workers`` single-threaded workers, the driver (not the scheduler) retrying a
-    task whose worker died, and every file its servers write in ``scratch``.
+    """The grader's local Dask cluster: ``workers`` single-threaded workers, the driver (not the
+    scheduler) retrying a task whose worker died, and every file its servers write in ``scratch``.
 
-    The grading commands' own (``--workers N``) are threads of the command: a worker only waits on its student's unit,
-    a process forked from the command's one fork server with the unit's own limits, so a worker process each would
-    only start and preload another fork server (2.7 s of CPU each, measured) for nothing. ``processes`` makes them
-    processes of ``WORKER_MEMORY_MB`` each, whose jobs write in ``scratch`` too, as on a cluster of machines (where a
-    worker can die: tests/dask_faults.py kills them)."""
+    The grading commands' own (``--workers N``) are threads of the command: a worker only waits on
+    its student's unit, a process forked from the command's one fork server with the unit's own
+    limits, so a worker process each would only start and preload another fork server for nothing.
+    ``processes`` makes them processes of ``WORKER_MEMORY_MB`` each, whose jobs write in ``scratch``
+    too, as on a cluster of machines (where a worker can die: tests/dask_faults.py kills them)."""
     import dask
     from dask.distributed import LocalCluster
 
     memory = {"memory_limit": WORKER_MEMORY_MB * 2 ** 20, "env": {"TMPDIR": scratch}} if processes else \
-        {"memory_limit": 0}  # (a thread's limit would be the whole command's memory; each unit has its own)
-    # allowed-failures is read when the scheduler starts: 0, so Dask itself never retries (see the module docstring)
+        {"memory_limit": 0}  # a thread's limit would be the whole command's; each unit has its own
+    # allowed-failures, read as the scheduler starts: 0, so Dask never retries (module docstring)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0, "temporary-directory": scratch}):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
                             local_directory=scratch, silence_logs=logging.ERROR, **memory)
@@ -65,9 +67,9 @@ def local_cluster(workers: int, scratch: str, processes: bool = False):
 
 def run_tasks(places: list[int], task: Callable[[int], tuple[Callable, tuple]], failed: Callable[[int, str], Result],
               cluster: Cluster, kind: str) -> Iterator[tuple[int, Result]]:
-    """Run ``fn(*args)`` for ``fn, args = task(place)`` of every place on a Dask cluster (a local one unless a
-    scheduler is named); yields (place, result) as they finish. ``task`` is called only when a worker is free,
-    so a bounded number of submissions are held in memory at once."""
+    """Run ``fn(*args)`` for ``fn, args = task(place)`` of every place on a Dask cluster (a local
+    one unless a scheduler is named); yields (place, result) as they finish. ``task`` is called only
+    when a worker is free, so a bounded number of submissions are held in memory at once."""
     from dask.distributed import Client
 
     if not places:
@@ -104,7 +106,8 @@ def _drive(client, places, task, failed, kind) -> Iterator[tuple[int, Result]]:
                 running[future] = place
                 free -= 1
             if not running:
-                time.sleep(POLL_SECONDS)  # no worker yet (starting, restarting, or still queued on a batch system)
+                # no worker yet (starting, restarting, or still queued on a batch system)
+                time.sleep(POLL_SECONDS)
                 continue
             try:
                 done, _ = wait(list(running), timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
@@ -121,13 +124,13 @@ def _drive(client, places, task, failed, kind) -> Iterator[tuple[int, Result]]:
                         continue
                     result = failed(place, f"the task's worker died {deaths[place]} times ({type(err).__name__}: "
                                            f"{err})")
-                except Exception as err:  # noqa: BLE001 (a lost scheduler, ...: that student's result says so)
+                except Exception as err:  # noqa: BLE001 (a lost scheduler...: that result says so)
                     result = failed(place, f"the task did not finish ({type(err).__name__}: {err})\n"
                                            f"{traceback.format_exc()[-2000:]}")
                 finally:
                     future.release()
                 yield place, result
-    except Exception as err:  # noqa: BLE001 (the scheduler went away: the students left get failure results)
+    except Exception as err:  # noqa: BLE001 (the scheduler is gone: the students left fail)
         why = f"the Dask scheduler was lost ({type(err).__name__}: {err})"
         for place in [*running.values(), *waiting]:
             yield place, failed(place, why)

@@ -10,9 +10,9 @@ MB = 2 ** 20
 class UnitLimits:
     """The bounds of one unit: its own process's memory, its wall time, what it hands back."""
 
-    seconds: float = 120.0  # wall time of one student's unit; past it the unit (and what it started) is killed
-    # address space the unit's own work may add to the grader's code already loaded (a soft RLIMIT_AS: an allocation
-    # past it raises MemoryError there; the confined jobs and nbgrader processes a unit starts set limits of their own)
+    seconds: float = 120.0  # wall time of one unit; past it the unit and what it started are killed
+    # address space the unit's own work may add to the preloaded code (soft RLIMIT_AS: MemoryError
+    # past it); the jobs and nbgrader processes a unit starts set their own limits
     memory_mb: int = 2048
     answer_mb: int = 64  # the value it hands back, pickled; more is a failure, never read
 

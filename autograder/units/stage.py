@@ -1,4 +1,4 @@
-"""A step over a cohort: every student's work as a unit of its own, on this machine or as tasks on Dask.
+"""A step over a cohort: each student's work a unit of its own, on this machine or as Dask tasks.
 
     for place, outcome in run_step(STEP, places, lambda place: (fn, (args,)), cluster):
         ...  # outcome.value, or outcome.failure: that student's row says why
@@ -19,12 +19,12 @@ from autograder.units.dask import Cluster, run_tasks
 from autograder.units.limits import UnitLimits
 from autograder.units.unit import PRELOADS, Outcome, failed, pickled_work, run_pickled_unit, run_unit, unpickled
 
-Work = Callable[[int], tuple[Callable, tuple]]  # place -> (a module-level function, its picklable arguments)
+Work = Callable[[int], tuple[Callable, tuple]]  # place -> (module-level function, picklable args)
 
 
 def preload(*modules: str) -> None:
-    """Add modules for the fork server to import when it starts (a step whose limits are made at run time says so
-    when its module is imported)."""
+    """Add modules for the fork server to import when it starts (a step whose limits are made at run
+    time says so when its module is imported)."""
     PRELOADS.update(modules)
 
 
@@ -37,18 +37,21 @@ class Step:
     preload: tuple[str, ...] = ()  # modules the step's units import, loaded once by the fork server
 
     def __post_init__(self):
-        PRELOADS.update(self.preload)  # the fork server, started by whichever unit comes first, imports them all
+        # the fork server, started by whichever unit comes first, imports every step's
+        PRELOADS.update(self.preload)
 
 
 def run_step(step: Step, places: Sequence[int], work: Work, cluster: Cluster | None = None,
              workers: int = 1) -> Iterator[tuple[int, Outcome]]:
-    """Run ``fn(*args)`` for ``fn, args = work(place)`` of every place as a unit; yields (place, outcome) as each
-    finishes. ``cluster`` (not serial) runs them as Dask tasks; else ``workers`` at a time here."""
+    """Run ``fn(*args)`` for ``fn, args = work(place)`` of every place as a unit; yields (place,
+    outcome) as each finishes. A non-serial ``cluster`` runs them as Dask tasks, else ``workers`` at
+    a time run here."""
     places = list(places)
     if not places:
         return
     if cluster is not None and not cluster.serial:
-        def task(place: int) -> tuple[Callable, tuple]:  # pickled here, read in the unit: the worker imports none of it
+        # pickled here, read in the unit: the worker imports none of it
+        def task(place: int) -> tuple[Callable, tuple]:
             return run_pickled_unit, (pickled_work(*work(place)), step.limits, step.preload)
 
         def lost(place: int, why: str) -> Outcome:

@@ -35,10 +35,10 @@ from autograder.units.limits import MB, UnitLimits
 
 DETAIL_CHARS = 4000  # characters of a failed unit's traceback kept for the instructor's log
 PR_SET_PDEATHSIG = 1  # prctl(2)
-_START = threading.Lock()  # the fork server's preload is set once, by the first unit of this process
+_START = threading.Lock()  # the fork server's preload is set once, by this process's first unit
 _preloaded = False
-# modules the fork server imports when it starts: every step's, as the steps are defined (autograder.units.stage), so
-# no unit of any step pays for its own imports (a second or more each: torch, nbgrader)
+# modules the fork server imports as it starts: every step's (autograder.units.stage.Step), so no
+# unit imports torch or nbgrader itself
 PRELOADS: set[str] = {"autograder.units.unit"}
 
 
@@ -47,22 +47,24 @@ class Outcome:
     """What one unit gave back: its value, or why there is none."""
 
     value: Any = None  # what ``fn`` returned (None when it failed)
-    failure: str | None = None  # the grader's reason when the unit failed, in a line (None: it finished)
+    failure: str | None = None  # the grader's one-line reason (None: it finished)
     detail: str = ""  # for the instructor's log only: the failure's traceback tail
-    peak_mb: float | None = None  # the unit process's peak resident memory (None when it died before saying)
+    peak_mb: float | None = None  # the unit's peak resident memory (None: died before saying)
     seconds: float = 0.0  # its wall time
 
     @property
     def ok(self) -> bool:
+        """Whether the unit finished."""
         return self.failure is None
 
 
 def failed(reason: str, detail: str = "", seconds: float = 0.0) -> Outcome:
+    """A failed unit's outcome, with the grader's ``reason``."""
     return Outcome(None, reason, detail, None, seconds)
 
 
 def reason_for(err: BaseException, memory_mb: int) -> str:
-    """An exception as a unit's failure, in the grader's words (its type only: messages carry student text)."""
+    """A unit's failure for an exception: its type only, since messages may carry student text."""
     if isinstance(err, MemoryError):
         return f"ran out of memory (a unit's limit is {memory_mb} MB)"
     if isinstance(err, RecursionError):
@@ -77,9 +79,10 @@ def reason_for(err: BaseException, memory_mb: int) -> str:
 
 
 def _die_with_parent() -> None:
-    """End this unit when the process that asked for it ends (a grader killed, a Dask worker killed mid-student): a
-    thread waits on multiprocessing's sentinel of the requesting process, and the parent-death signal covers the fork
-    server itself (which outlives its requester while any unit runs). What the unit started dies with it."""
+    """End this unit when the process that asked for it ends (a grader killed, a Dask worker killed
+    mid-student): a thread waits on multiprocessing's sentinel of the requesting process, and the
+    parent-death signal covers the fork server itself (which outlives its requester while any unit
+    runs). What the unit started dies with it."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
@@ -94,7 +97,7 @@ def _die_with_parent() -> None:
 
 
 def _address_space() -> int:
-    """This process's virtual size now, in bytes (what it mapped before the unit's work: torch, nbgrader, ...)."""
+    """This process's virtual size in bytes: what it mapped before the unit's work (torch, ...)."""
     with open("/proc/self/status", encoding="ascii") as f:
         for line in f:
             if line.startswith("VmSize:"):
@@ -103,14 +106,16 @@ def _address_space() -> int:
 
 
 def _child(conn, work: tuple[Callable, tuple] | bytes, memory_mb: int, answer_bytes: int) -> None:
-    """In the unit's process: run ``fn(*args)`` of ``work`` (or of ``pickled_work`` bytes, whose value then goes back
-    pickled too), send back ("ok", value, peak) or ("failed", reason, detail)."""
+    """In the unit's process: run ``fn(*args)`` of ``work`` (or of ``pickled_work`` bytes, whose
+    value goes back pickled too); send back ("ok", value, peak) or ("failed", reason, detail)."""
     _die_with_parent()
-    torch = sys.modules.get("torch")  # preloaded: one thread, as in a Dask worker (its nanny sets OMP_NUM_THREADS=1):
-    if torch is not None:  # a unit's own tensor work is small, and units run side by side (two grade units' threads
-        torch.set_num_threads(1)  # spinning on two cores took up to 3.2 s of CPU a unit; 0.55 s on one, measured)
+    # one torch thread, as in a Dask worker (its nanny sets OMP_NUM_THREADS=1): a unit's tensor work
+    # is small, and units run side by side, where spinning threads only burn CPU
+    torch = sys.modules.get("torch")  # preloaded
+    if torch is not None:
+        torch.set_num_threads(1)
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    soft = _address_space() + memory_mb * MB  # on top of the grader's code the fork server preloaded
+    soft = _address_space() + memory_mb * MB  # on top of the code the fork server preloaded
     resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
     try:
         fn, args = pickle.loads(work) if isinstance(work, bytes) else work
@@ -134,13 +139,13 @@ def _child(conn, work: tuple[Callable, tuple] | bytes, memory_mb: int, answer_by
 
 
 def _pin_temp_dir() -> None:
-    """Put multiprocessing's folder for this process (the fork server's socket) where no step's cleanup reaches it.
+    """Put multiprocessing's folder (the fork server's socket) where no step's cleanup reaches it.
 
-    multiprocessing makes that folder once, in whatever ``tempfile.tempdir`` is at its first use: a step that
-    points TMPDIR at a scratch folder it later removes would take the fork server's socket with it, and every later
-    unit of the process would fail to start. /dev/shm (or the system's /tmp) outlives every step."""
+    multiprocessing makes that folder once, in whatever ``tempfile.tempdir`` is at its first use: a
+    step that points TMPDIR at a scratch folder it later removes would take the fork server's socket
+    with it, and every later unit of the process would fail to start. /dev/shm (or the system's
+    /tmp) outlives every step."""
     import tempfile
-
     from multiprocessing import util
 
     saved = tempfile.tempdir
@@ -153,7 +158,7 @@ def _pin_temp_dir() -> None:
 
 
 def _context(preload: tuple[str, ...]):
-    """The fork server's context; it preloads ``PRELOADS`` and ``preload`` as they stand at the first unit."""
+    """The fork server's context; it preloads ``PRELOADS`` and ``preload`` as of the first unit."""
     global _preloaded
     context = multiprocessing.get_context("forkserver")
     with _START:
@@ -165,8 +170,8 @@ def _context(preload: tuple[str, ...]):
 
 
 def _allow_children() -> None:
-    """Let a daemonic process (a Dask worker) start units: multiprocessing refuses a daemon children because it
-    could not clean them up; a unit ends with its requester by itself (``_die_with_parent``)."""
+    """Let a daemonic process (a Dask worker) start units: multiprocessing refuses a daemon's
+    children as it could not clean them up, but a unit ends with its requester by itself."""
     current = multiprocessing.current_process()
     if current.daemon:
         current.daemon = False
@@ -183,16 +188,16 @@ def pickled_work(fn: Callable, args: tuple) -> bytes:
 
 
 def run_pickled_unit(work: bytes, limits: UnitLimits, preload: tuple[str, ...] = ()) -> Outcome:
-    """``run_unit`` of ``pickled_work`` bytes, whose value comes back as pickled bytes (``unpickled`` reads it).
+    """``run_unit`` of ``pickled_work`` bytes; its value comes back pickled (see ``unpickled``).
 
-    Only the unit unpickles the work, and only the caller's caller unpickles the value: the process in between (a
-    Dask worker) imports none of the step's modules (torch, the grader: 1.5 s of CPU a worker, measured); its fork
+    Only the unit unpickles the work, and only the caller's caller unpickles the value: the process
+    in between (a Dask worker) imports none of the step's modules (torch, the grader); its fork
     server preloads them once for every unit it forks."""
     return _run(work, limits, preload)
 
 
 def unpickled(outcome: Outcome) -> Outcome:
-    """An outcome of ``run_pickled_unit`` with its value read (the grader's own code pickled it, in the unit)."""
+    """An outcome of ``run_pickled_unit``, its value unpickled (the grader's code pickled it)."""
     if outcome.ok:
         outcome.value = pickle.loads(outcome.value)
     return outcome
@@ -230,7 +235,7 @@ def _run(work: tuple[Callable, tuple] | bytes, limits: UnitLimits, preload: tupl
             process.kill()
             process.join()
         process.close()
-    kind, *rest = pickle.loads(message)  # written by the grader's own code in the unit, not by a student
+    kind, *rest = pickle.loads(message)  # pickled by the grader's code in the unit, not a student's
     seconds = time.monotonic() - start
     if kind == "ok":
         return Outcome(rest[0], None, "", rest[1], seconds)

@@ -2,11 +2,8 @@
 imports itself back through others."""
 from __future__ import annotations
 
-import ast
-from collections import defaultdict
-from pathlib import Path
-
 from conftest import REPO
+from import_graph import cycles, graph, imports, module_name
 
 ROOT = REPO / "autograder"
 # package -> the grader's packages (and top-level modules) it may import; course_lib and libraries are free
@@ -24,29 +21,8 @@ ALLOWED = {
 }
 
 
-def _module(path: Path) -> str:
-    return ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
-
-
-def _imports(path: Path) -> set[str]:
-    """The autograder modules a file imports (absolute and relative, at any depth of the file)."""
-    found = set()
-    package = _module(path).rsplit(".", 1)[0] if path.name != "__init__.py" else _module(path)
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
-            if base.startswith("autograder"):
-                found |= {f"{base}.{a.name}" for a in node.names} | {base}
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("autograder")}
-    modules = {_module(p) for p in ROOT.rglob("*.py")}
-    return {m for m in found if m in modules}
-
-
 def _graph() -> dict[str, set[str]]:
-    return {_module(p): _imports(p) - {_module(p)} for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts}
+    return graph(ROOT)
 
 
 def _package(module: str) -> str:
@@ -74,29 +50,13 @@ def test_each_package_imports_only_what_it_may():
 
 def test_no_import_cycle():
     """Does no module of the grader import itself back through others?"""
-    graph = _graph()
-    state: dict[str, int] = defaultdict(int)  # 0 unseen, 1 on the path, 2 done
-    cycles = []
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph.get(node, ())):
-            if state[nxt] == 1:
-                cycles.append(path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt])
-            elif state[nxt] == 0:
-                visit(nxt, path + [nxt])
-        state[node] = 2
-
-    for node in sorted(graph):
-        if state[node] == 0:
-            visit(node, [node])
-    assert not cycles, cycles
+    assert not cycles(_graph())
 
 
 def test_the_kernels_hidden_checks_import_nothing_of_the_graders():
     """Do the hidden checks the grading kernel mounts import nothing of autograder beyond themselves?"""
     from autograder.nbgrader_glue.kernel_sandbox import HIDDEN_CHECK_FILES
 
-    mounted = {_module(ROOT / name) for name in HIDDEN_CHECK_FILES}
+    mounted = {module_name(ROOT / name) for name in HIDDEN_CHECK_FILES}
     for name in HIDDEN_CHECK_FILES:
-        assert _imports(ROOT / name) <= mounted, (name, _imports(ROOT / name) - mounted)
+        assert imports(ROOT / name, ROOT) <= mounted, (name, imports(ROOT / name, ROOT) - mounted)

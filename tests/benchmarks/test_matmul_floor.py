@@ -8,7 +8,7 @@ import torch
 from conftest import REPO
 from torch.utils.flop_counter import FlopCounterMode
 
-from course_lib.model import GPT, GPTConfig
+from course_lib.gpt.model import GPT, GPTConfig
 
 sys.path.insert(0, str(REPO / "benchmarks"))  # it imports compute_ceiling as a sibling
 spec = importlib.util.spec_from_file_location("matmul_floor", REPO / "benchmarks" / "matmul_floor.py")

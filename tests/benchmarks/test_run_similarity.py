@@ -6,11 +6,10 @@ import sys
 
 import pytest
 import torch
+from conftest import REPO
 
 from course_lib.contract import StudentParts
-from course_lib.model import GPTConfig
-
-from conftest import REPO
+from course_lib.gpt.model import GPTConfig
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,8 @@ spec.loader.exec_module(train_throughput)
 
 
 def test_rows_build_up_and_only_dropout_rows_count():
-    """Does each of our rows keep the switches before it, and do only rows with the original's dropout count toward the speedup?"""
+    """Does each of our rows keep the switches before it, and do only rows with the original's dropout count toward the
+    speedup?"""
     rows = train_throughput.planned_rows(bf16=False)
     assert rows[0][1] is None and not rows[0][3]  # the original-faithful loop comes first
     counted = [r for r in rows if r[3]]
@@ -45,7 +46,7 @@ def test_a_row_and_the_seed_loop_measure_real_tokens(original_data):
 
 def test_matmul_count_matches_torchs_flop_counter():
     """Does the matmul count of a training step equal what torch's FLOP counter sees in forward and backward?"""
-    from course_lib.model import GPT, GPTConfig
+    from course_lib.gpt.model import GPT, GPTConfig
 
     config = GPTConfig(vocab_size=11, block_size=16, n_layer=2, n_head=2, n_embd=8, attention_impl="manual")
     model = GPT(config)

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from course_lib.layout import RELEASE_DIR as RELEASE
-from course_lib.layout import REPO, SOLUTIONS_DIR as SOLUTIONS
+from course_lib.layout import REPO
+from course_lib.layout import SOLUTIONS_DIR as SOLUTIONS
 from course_lib.world import write_world
 
 CHROMIUM = Path("/usr/bin/chromium")

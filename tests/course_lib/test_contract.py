@@ -9,8 +9,8 @@ from conftest import SOLUTIONS
 
 from autograder.checks.registry import CHECKS
 from course_lib.contract import PARTS, ContractError, StudentParts
-from course_lib.datasets import CharCorruptionDatasetBase
-from course_lib.model import GPTConfig
+from course_lib.gpt.datasets import CharCorruptionDatasetBase
+from course_lib.gpt.model import GPTConfig
 from course_lib.runs import REQUIRED
 
 

@@ -1,9 +1,9 @@
 """The course command line: what a student sees when a part is not written yet."""
 from __future__ import annotations
 
-from course_lib.__main__ import main
-
 from conftest import REPO
+
+from course_lib.__main__ import main
 
 
 def test_an_unwritten_part_is_named_with_its_notebook_and_cell(tmp_path, world_dir, capsys):

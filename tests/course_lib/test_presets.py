@@ -1,9 +1,9 @@
 
 import pytest
 
+from course_lib.gpt.trainer import TrainerConfig
 from course_lib.presets import PRESETS, get_preset
 from course_lib.runs import apply_overrides, model_config
-from course_lib.trainer import TrainerConfig
 
 
 def test_gpu_preset_is_exactly_the_handout():

@@ -1,13 +1,13 @@
 import json
 
 import pytest
+from conftest import SOLUTIONS
 
 from course_lib.__main__ import main
 from course_lib.data_files import read_birth_places, read_predictions
-from course_lib.evaluation import accuracy
-from course_lib.runs import RUNS, RunError, run
-
-from conftest import SOLUTIONS
+from course_lib.gpt.evaluation import accuracy
+from course_lib.run_specs import RUNS
+from course_lib.runs import RunError, run
 
 
 def test_run_names_and_files_match_the_seed():
@@ -57,7 +57,8 @@ def test_notebook_without_the_graded_part_is_named(tmp_path, world_dir):
 
 
 def test_command_line_run_and_errors(tmp_path, world_dir, capsys):
-    """Does `python -m course_lib run` train from the solution notebooks, and report a missing data folder as an error?"""
+    """Does `python -m course_lib run` train from the solution notebooks, and report a missing data folder as an
+    error?"""
     assert main(["run", "vanilla_finetune_without_pretrain", "vanilla_eval_dev_without_pretrain", "--notebooks",
                  str(SOLUTIONS), "--preset", "smoke", "--data-dir", str(world_dir), "--out-dir", str(tmp_path),
                  "--quiet"]) == 0
@@ -91,10 +92,10 @@ def test_command_line_world_is_deterministic(tmp_path):
 
 
 def _handout_plan(preset_name: str, name: str = "vanilla_pretrain", n: int = 481):
-    from course_lib.checks import PRETRAIN_HANDOUT
+    from course_lib.checks.glue import PRETRAIN_HANDOUT
+    from course_lib.gpt.trainer import TrainerConfig
     from course_lib.presets import get_preset
     from course_lib.runs import apply_overrides, plan_of
-    from course_lib.trainer import TrainerConfig
 
     preset = get_preset(preset_name)
     returned = TrainerConfig(**PRETRAIN_HANDOUT, final_tokens=200 * n * 128)

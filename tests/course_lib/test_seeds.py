@@ -5,12 +5,11 @@ import importlib
 import json
 
 import pytest
-
-import course_lib.notebook_env as notebook_env
-from course_lib.__main__ import main
-from course_lib.seeds import SEED_SPACE, choose_seed, personal_seed, student_id
-
 from conftest import SOLUTIONS
+
+from course_lib.__main__ import main
+from course_lib.notebook import env
+from course_lib.seeds import SEED_SPACE, choose_seed, personal_seed, student_id
 
 
 @pytest.fixture
@@ -47,13 +46,13 @@ def test_off_the_hub_the_id_is_nbgraders_own(off_the_hub):
 
 
 def test_the_notebooks_train_with_the_students_seed(monkeypatch, off_the_hub):
-    """Do the notebooks' training cells (notebook_env.SEED) take the JupyterHub user's personal seed unasked?"""
+    """Do the notebooks' training cells (env.SEED) take the JupyterHub user's personal seed unasked?"""
     monkeypatch.setenv("JUPYTERHUB_USER", "ben")
     try:
-        assert importlib.reload(notebook_env).SEED == personal_seed("ben")
+        assert importlib.reload(env).SEED == personal_seed("ben")
     finally:
         monkeypatch.delenv("JUPYTERHUB_USER")
-        importlib.reload(notebook_env)
+        importlib.reload(env)
 
 
 def test_two_students_on_the_hub_hand_in_different_params(tmp_path, world_dir, monkeypatch, off_the_hub):

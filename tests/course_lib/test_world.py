@@ -292,8 +292,10 @@ def _cli_world(out: Path, *args: str) -> str:
 
 
 def test_cli_string_seed_writes_answers_apart(tmp_path):
-    """Does `world --seed s3cret --answers-out A` repeat its files exactly, differ from seed 0, and keep answers in A?"""
-    outputs = [_cli_world(tmp_path / d, "--seed", "s3cret", "--answers-out", str(tmp_path / f"{d}-grader" / TEST_ANSWERS))
+    """Does `world --seed s3cret --answers-out A` repeat its files exactly, differ from seed 0, and keep answers in
+    A?"""
+    outputs = [_cli_world(tmp_path / d, "--seed", "s3cret", "--answers-out",
+                          str(tmp_path / f"{d}-grader" / TEST_ANSWERS))
                for d in ("a", "b")]
     practice = _cli_world(tmp_path / "practice")  # the default seed, 0
     assert "no test answers written" in practice and "no test answers" not in outputs[0]

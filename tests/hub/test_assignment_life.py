@@ -26,7 +26,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.checks import registry
+from autograder.checks import run_files
 from course_lib.layout import REPO, SOLUTIONS_DIR
 
 from . import hub_server, ui
@@ -340,7 +340,7 @@ def test_feedback_explains_run_points_lost_and_the_total(hub, people, student):
     page = people[student]
     shown = ui.read_html_file(page, "02_finetune_without_pretraining.html")
     lost = re.findall(r"The course's grader: 0 of [0-9.]+ point\(s\)\. ([^<\n]+)", shown)
-    run_cells = [grade_id for notebook, grade_id in registry.RUN_CELLS.values()
+    run_cells = [grade_id for notebook, grade_id in run_files.RUN_CELLS.values()
                  if notebook == "02_finetune_without_pretraining"]
     assert len(lost) >= len(run_cells) and all(reason.strip() for reason in lost), shown[-3000:]
     with _gradebook() as gb:
@@ -376,11 +376,11 @@ def test_exported_total_is_the_gradebook_total(hub, who):
                       for s in STUDENTS for check, notebook in checks.items()}
         # (the run cells of the hub's notebooks: none of its three trains; the honest cohort's test has the runs')
         runs = {(s, grade_id): gb.find_grade(grade_id, notebook, A5, s).score for s in STUDENTS
-                for notebook, grade_id in registry.RUN_CELLS.values() if f"{notebook}.ipynb" in COURSE_NOTEBOOKS}
+                for notebook, grade_id in run_files.RUN_CELLS.values() if f"{notebook}.ipynb" in COURSE_NOTEBOOKS}
     assert exported == pytest.approx(held)
     assert by_hand == {s: MANUAL[s][0] for s in STUDENTS}  # the manual points are in that total
     assert autograded == pytest.approx({(s, c): float(trusted[s][c]) for s, c in autograded})  # and the trusted ones
-    run_columns = {grade_id: part for part, (_, grade_id) in registry.RUN_CELLS.items()}
+    run_columns = {grade_id: part for part, (_, grade_id) in run_files.RUN_CELLS.items()}
     assert runs == pytest.approx({(s, g): float(trusted[s][run_columns[g]]) for s, g in runs})  # and the runs'
     # one total: what `autograder grade` gave (answers and runs) plus what the instructor gave by hand
     assert exported == pytest.approx({s: float(trusted[s]["score"]) + MANUAL[s][0] for s in STUDENTS})

@@ -20,22 +20,26 @@ from hypothesis import strategies as st
 
 from autograder.checks import registry
 from autograder.grading import one_check
-from course_lib.attention import SynthesizerAttentionBase
-from course_lib.model import GPT, GPTConfig
+from course_lib.gpt.attention import SynthesizerAttentionBase
+from course_lib.gpt.model import GPT, GPTConfig
 
 FAMILY = settings(max_examples=15, deadline=None, derandomize=True, database=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 SEEDS = st.integers(0, 5)  # grading seeds whose inputs are made once
 
 
-def _judges():
-    spec = importlib.util.spec_from_file_location("families_judges", Path(__file__).with_name("test_judges.py"))
+def _part_tests(part: str):
+    """A graded part's tests in tests/course_lib/checks (test_span.py, test_synth.py), loaded by path for their answer
+    variants: the tests folder is not a package."""
+    path = Path(__file__).parents[2] / "course_lib" / "checks" / f"test_{part}.py"
+    spec = importlib.util.spec_from_file_location(f"families_{part}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-J = _judges()
+J_SPAN = _part_tests("span")
+J_SYNTH = _part_tests("synth")
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +86,7 @@ def span_family(masked: str, start: str, truncate: str, short: str):
     """A right span corruption with the drawn choices; documents under 4 characters kept whole, ``short`` saying
     how their (any) split is made."""
 
-    class Span(J.SpanSteps):
+    class Span(J_SPAN.SpanSteps):
         def truncate(self, document):
             return document[: TRUNCATE[truncate](document, int(self.block_size * 7 / 8))]
 
@@ -155,7 +159,7 @@ MODULES = ("attn_drop", "resid_drop", "w1", "value", "proj")
 def registered_in(order: tuple[str, ...]):
     """The reference's forward on a layer whose modules are registered in ``order``."""
 
-    class Reordered(J.SynthSteps):
+    class Reordered(J_SYNTH.SynthSteps):
         def __init__(self, config):
             super().__init__(config)
             made = {name: getattr(self, name) for name in MODULES}
@@ -181,7 +185,7 @@ def _config(seed: int) -> GPTConfig:
     return GPTConfig(**registry.BY_ID["05-synthesizer-model"].inputs(random.Random(seed))["config"])
 
 
-# --- the finetuning glue: each choice a student makes, in any combination ----------------------------------------------
+# --- the finetuning glue: each choice a student makes, in any combination ---------------------------------------------
 
 @FAMILY
 @given(st.sampled_from([512 * 20, 512 * 20.0, 10240]), st.sampled_from(["given", "torch.load", "after the Trainer"]),
@@ -189,10 +193,10 @@ def _config(seed: int) -> GPTConfig:
 def test_finetune_family_passes_both_glue_checks(grade, warmup, load, save, config, seed):
     """Does every right finetune and train put together from these choices pass 02-glue-config and
     02-glue-pretrained on a drawn seed?"""
-    from course_lib.checkpoint import load_params, save_params
     from course_lib.data_files import read_text
-    from course_lib.datasets import NameDataset
-    from course_lib.trainer import Trainer, TrainerConfig
+    from course_lib.gpt.checkpoint import load_params, save_params
+    from course_lib.gpt.datasets import NameDataset
+    from course_lib.gpt.trainer import Trainer, TrainerConfig
 
     def finetune(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model, finetune_lr=6e-4):
         if reading_params_path is not None and load == "given":

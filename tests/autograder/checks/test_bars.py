@@ -3,7 +3,7 @@ import tomllib
 import pytest
 
 from autograder.checks.bars import BARS_FILE, load_bars
-from autograder.checks.registry import RUN_PARTS
+from autograder.checks.run_files import RUN_PARTS
 from course_lib.presets import PRESETS
 
 

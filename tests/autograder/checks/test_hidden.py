@@ -4,8 +4,11 @@ import torch.nn.functional as F
 
 from autograder.checks import hidden as hidden_checks
 from autograder.checks import registry
-from autograder.checks.hidden import (check_finetune_after_pretraining, check_span_corruption_hidden,
-                                      check_synthesizer_hidden)
+from autograder.checks.hidden import (
+    check_finetune_after_pretraining,
+    check_span_corruption_hidden,
+    check_synthesizer_hidden,
+)
 from autograder.inside.probes import PROBES
 
 

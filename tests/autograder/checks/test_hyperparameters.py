@@ -9,9 +9,9 @@ import pytest
 from autograder.checks import hyperparameters
 from autograder.checks.registry import BY_ID
 from autograder.inside.job import _with_hyperparameters
-from course_lib.checks import pretrain_config_probe
+from course_lib.checks.glue import pretrain_config_probe
+from course_lib.gpt.trainer import Trainer, TrainerConfig
 from course_lib.presets import get_preset
-from course_lib.trainer import Trainer, TrainerConfig
 
 
 def _pretrain(pretrain_dataset, block_size, model, pretrain_lr=6e-3):

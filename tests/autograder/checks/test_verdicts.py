@@ -22,7 +22,7 @@ import torch
 
 from autograder.checks import registry
 from autograder.grading import one_check
-from course_lib.model import GPT
+from course_lib.gpt.model import GPT
 
 # issue 40's answers passed on 9 and 14 of 20 seeds: one that passes on 45% of seeds fails all 10 (and goes unseen)
 # with chance 0.55^10 = 0.25%; benchmarks/verdict_seeds.py sets VERDICT_SEEDS to run the same table on 40
@@ -30,14 +30,16 @@ SEEDS = range(int(os.environ.get("VERDICT_SEEDS", "10")))
 
 
 def _module(name: str):
-    """A sibling test module (its answer variants), loaded by path: the tests folder is not a package."""
+    """A test module (its answer variants), loaded by its path from this folder: the tests folder is not a package."""
     spec = importlib.util.spec_from_file_location(f"verdicts_{name}", Path(__file__).parent / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-J = _module("test_judges")
+J_GLUE = _module("../../course_lib/checks/test_glue")
+J_SPAN = _module("../../course_lib/checks/test_span")
+J_SYNTH = _module("../../course_lib/checks/test_synth")
 
 
 @pytest.fixture(scope="module")
@@ -64,23 +66,23 @@ def graded(reference, tmp_path_factory):
 
 def _finetune_typed_block(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model,
                           finetune_lr=6e-4):
-    return J.finetune_written_by_hand(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size, model,
-                                      finetune_lr, final_tokens="block size typed in")
+    return J_GLUE.finetune_written_by_hand(reading_params_path, finetune_corpus_path, pretrain_dataset, block_size,
+                                           model, finetune_lr, final_tokens="block size typed in")
 
 
 def _pretrain_typed_block(pretrain_dataset, block_size, model, pretrain_lr=6e-3):
-    return J.pretrain_written_by_hand(pretrain_dataset, block_size, model, pretrain_lr,
-                                      final_tokens=200 * len(pretrain_dataset) * 128)
+    return J_GLUE.pretrain_written_by_hand(pretrain_dataset, block_size, model, pretrain_lr,
+                                           final_tokens=200 * len(pretrain_dataset) * 128)
 
 
-class SpanTypedCap(J.SpanSteps):
+class SpanTypedCap(J_SPAN.SpanSteps):
     """The cap of the notebook's block of 128 typed in: random.randint(4, int(128 * 7 / 8))."""
 
     def kept_length(self, document):
         return random.randint(4, int(128 * 7 / 8))
 
 
-class SynthTypedHeads(J.SynthSteps):
+class SynthTypedHeads(J_SYNTH.SynthSteps):
     """The handout's 8 heads typed in where self.n_head belongs."""
 
     def heads(self, t):
@@ -88,7 +90,7 @@ class SynthTypedHeads(J.SynthSteps):
         return t.view(B, T, 8, C // 8).transpose(1, 2)  # (B, 8, T, C // 8)
 
 
-J_TWINS = _module("../../course_lib/test_twin_checks")
+J_TWINS = _module("../../course_lib/checks/test_twins")
 
 
 def _phi_typed_width(T, d):
@@ -97,31 +99,31 @@ def _phi_typed_width(T, d):
 
 WRONG_TWIN = torch.zeros(6, dtype=torch.float64)  # no query a twin asks for is 0
 
-SPAN = {"crashes on the empty document": {"CharCorruptionDataset": J.SpanCrashesOnShortDocuments},
-        "masked span always at the end": {"CharCorruptionDataset": J.SpanMaskedAtTheEnd},
-        "masked length from the drawn truncation length": {"CharCorruptionDataset": J.SpanMaskedFromDrawnLength},
+SPAN = {"crashes on the empty document": {"CharCorruptionDataset": J_SPAN.SpanCrashesOnShortDocuments},
+        "masked span always at the end": {"CharCorruptionDataset": J_SPAN.SpanMaskedAtTheEnd},
+        "masked length from the drawn truncation length": {"CharCorruptionDataset": J_SPAN.SpanMaskedFromDrawnLength},
         # the statistical mistakes nearest a mean test's tolerance (issue 40: a verdict must not flip by seed)
-        "masked span a sixth on average": {"CharCorruptionDataset": J.SpanMaskedSixth},
-        "masked span a third on average": {"CharCorruptionDataset": J.SpanMaskedThird},
+        "masked span a sixth on average": {"CharCorruptionDataset": J_SPAN.SpanMaskedSixth},
+        "masked span a third on average": {"CharCorruptionDataset": J_SPAN.SpanMaskedThird},
         "the cap of block 128 typed in": {"CharCorruptionDataset": SpanTypedCap}}
-SYNTH = {"ReLU after B": {"SynthesizerAttention": J.SynthReluAfterB},
-         "heads interleaved": {"SynthesizerAttention": J.SynthHeadsInterleaved},
-         "b2 per row": {"SynthesizerAttention": J.SynthB2PerRow},
-         "scaled by sqrt(n_embd)": {"SynthesizerAttention": J.SynthScaledByEmbd},
+SYNTH = {"ReLU after B": {"SynthesizerAttention": J_SYNTH.SynthReluAfterB},
+         "heads interleaved": {"SynthesizerAttention": J_SYNTH.SynthHeadsInterleaved},
+         "b2 per row": {"SynthesizerAttention": J_SYNTH.SynthB2PerRow},
+         "scaled by sqrt(n_embd)": {"SynthesizerAttention": J_SYNTH.SynthScaledByEmbd},
          "8 heads typed in": {"SynthesizerAttention": SynthTypedHeads}}
 WRONG: dict[str, dict[str, dict]] = {
     "02-glue-config": {
         "final_tokens with block size 128 typed in": {"finetune": _finetune_typed_block},
-        "init turns dropout off": {"initialize_vanilla_model": J.init_without_dropout},
-        "init builds the handout's model": {"initialize_vanilla_model": J.init_of_the_handout},
-        "lr 6e-3 after pretraining": {"finetune": functools.partial(J.FT, after={"learning_rate": 6e-3})},
-        "batch 128 after pretraining": {"finetune": functools.partial(J.FT, after={"batch_size": 128})},
-        "75 epochs after pretraining": {"finetune": functools.partial(J.FT, epochs=(75, 75))},
+        "init turns dropout off": {"initialize_vanilla_model": J_GLUE.init_without_dropout},
+        "init builds the handout's model": {"initialize_vanilla_model": J_GLUE.init_of_the_handout},
+        "lr 6e-3 after pretraining": {"finetune": functools.partial(J_GLUE.FT, after={"learning_rate": 6e-3})},
+        "batch 128 after pretraining": {"finetune": functools.partial(J_GLUE.FT, after={"batch_size": 128})},
+        "75 epochs after pretraining": {"finetune": functools.partial(J_GLUE.FT, epochs=(75, 75))},
     },
     "02-glue-pretrained": {
         "final_tokens with block size 128 typed in": {"finetune": _finetune_typed_block},
-        "train() trains twice": {"train": J.train_twice},
-        "train() trains a copy": {"train": J.train_a_copy},
+        "train() trains twice": {"train": J_GLUE.train_twice},
+        "train() trains a copy": {"train": J_GLUE.train_a_copy},
     },
     "03-span-public": SPAN,
     # the hidden check samples 11,200 examples a grading: its deterministic failures (a crash, a typed-in cap, a fixed
@@ -131,15 +133,15 @@ WRONG: dict[str, dict[str, dict]] = {
                                                                "masked span a third on average")},
     "04-pretrain-config": {
         "final_tokens with block size 128 typed in": {"pretrain": _pretrain_typed_block},
-        "trains a deep copy of the model": {"pretrain": functools.partial(J.PT, model_copy=True)},
+        "trains a deep copy of the model": {"pretrain": functools.partial(J_GLUE.PT, model_copy=True)},
     },
     "05-synthesizer-public": SYNTH,
     "05-synthesizer-equivalence": SYNTH,
     "05-synthesizer-model": {
         "4 layers typed in": {"initialize_synthesizer_model": lambda mconf: GPT(dataclasses.replace(mconf, n_layer=4),
-                                                                                  J.SynthSteps)},
+                                                                                  J_SYNTH.SynthSteps)},
         "dropout off": {"initialize_synthesizer_model": lambda mconf: GPT(
-            dataclasses.replace(mconf, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0), J.SynthSteps)},
+            dataclasses.replace(mconf, embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0), J_SYNTH.SynthSteps)},
     },
     "07-a-test": {"zero query": {"q_copy": WRONG_TWIN}},
     "07-b-test": {"identity M": {"M": torch.eye(6, dtype=torch.float64)}},
@@ -157,7 +159,7 @@ def test_every_registered_check_has_wrong_answers_here():
 
 
 # the span checks grade 7,500 and 11,200 examples: their right answers are measured over 1,000 seeds by
-# benchmarks/check_false_rejection.py (FINDINGS.md), and test_judges.py grades them on a few
+# benchmarks/check_false_rejection.py (FINDINGS.md), and test_span.py grades them on a few
 @pytest.mark.parametrize("grade_id", [c.grade_id for c in registry.CHECKS if not c.grade_id.startswith("03")])
 def test_the_reference_passes_on_every_seed(graded, grade_id):
     """Does the reference pass this check on each grading seed?"""

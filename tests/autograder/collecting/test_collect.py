@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import unit_work
 
-import autograder.collecting.collect as collect_module
-from autograder.collecting.collect import MAX_REASONS, Limits, Wanted, collect_cohort, collect_submission, wanted_for
-from autograder.checks.registry import RUN_FILES
+import autograder.collecting.cohort
+from autograder.checks.run_files import RUN_FILES
+from autograder.collecting.cohort import collect_cohort
+from autograder.collecting.collect import MAX_REASONS, Limits, Wanted, collect_submission, wanted_for
 
 A = "a5"
 NOTEBOOKS = ("01_intro.ipynb", "02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb", "04_d.ipynb")
@@ -79,7 +80,7 @@ def test_a_normal_submission_is_copied_intact(tmp_path):
 
 def test_every_runs_log_the_notebooks_show_while_grading_is_collected(tmp_path):
     """Are the evaluations' logs (which the run cells print in nbgrader's feedback) kept beside the graded files?"""
-    from course_lib.runs import RUNS
+    from course_lib.run_specs import RUNS
 
     logs = {f"outputs/{name}.json": b'{"seed": 0}' for name in RUNS}
     assert "outputs/vanilla_eval_dev_without_pretrain.json" in logs
@@ -325,7 +326,7 @@ def test_one_unreadable_student_does_not_stop_the_cohort(tmp_path, monkeypatch):
     (no file name in it) and the others a copy?"""
     for student in ("alice", "bob", "carol"):
         make_submission(tmp_path / "submitted", student)
-    monkeypatch.setattr(collect_module, "collect_one", unit_work.collect_one_failing_for_bob)
+    monkeypatch.setattr(autograder.collecting.cohort, "collect_one", unit_work.collect_one_failing_for_bob)
     rows = collect_cohort(tmp_path / "submitted", A, tmp_path / "dest", wanted=WANTED).students
     assert [(r.student, r.folder is not None) for r in rows] == [("alice", True), ("bob", False), ("carol", True)]
     assert rows[1].dropped == ["the submission could not be collected: a file or folder of it cannot be read "

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.checks.registry import RUN_FILES, RUN_LOGS, RUN_PARTS
-from autograder.collecting.collect import Wanted, collect_cohort
+from autograder.checks.run_files import RUN_FILES, RUN_LOGS, RUN_PARTS
+from autograder.collecting.cohort import collect_cohort
+from autograder.collecting.collect import Wanted
 from autograder.collecting.flags import cohort_flags
 from autograder.collecting.near_copies import Agreement, Bounds, gold_hashes
 from autograder.grading.grade import load_gold

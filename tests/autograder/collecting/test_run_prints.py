@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from autograder.collecting.run_prints import answer_hash, hash_predictions, recorded_seed, sketch_params, trimmed
-from course_lib.model import GPT, GPTConfig
+from course_lib.gpt.model import GPT, GPTConfig
 
 
 class RunsCode:

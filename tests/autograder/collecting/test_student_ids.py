@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder.collecting.collect import Wanted, collect_cohort
+from autograder.collecting.cohort import collect_cohort
+from autograder.collecting.collect import Wanted
 from autograder.collecting.student_ids import id_problem
 from autograder.exports.gradebook_stamp import stamp_in_process
 

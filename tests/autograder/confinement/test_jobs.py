@@ -10,13 +10,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import REPO
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder import confinement
 from autograder.confinement import Limits
 from autograder.confinement.jobs import run_job
-
-from conftest import REPO
 
 pytestmark = [pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}"),
               pytest.mark.timeout(300)]
@@ -38,10 +37,11 @@ def test_the_job_sees_only_its_allowlist(tmp_path):
     secret = Path(tempfile.mkdtemp(prefix="grader-secret-")) / "birth_test.tsv"
     secret.write_text("Where was X born?\tNowhere\n")
     paths = [REPO / ".git" / "HEAD", REPO / "solutions" / "a5" / "05_synthesizer.ipynb", secret,
-             REPO / "autograder" / "judges.py", Path("/etc/shadow"), REPO / "nbgrader_config.py"]
+             REPO / "autograder" / "checks" / "twins.py", Path("/etc/shadow"), REPO / "nbgrader_config.py"]
     source = ("import os\nresult = []\n"
               f"for p in {[str(p) for p in paths]!r}:\n"
-              "    try:\n        open(p).read() if not os.path.isdir(p) else os.listdir(p)\n        result.append('READ ' + p)\n"
+              "    try:\n        open(p).read() if not os.path.isdir(p) else os.listdir(p)\n"
+              "        result.append('READ ' + p)\n"
               "    except OSError as err:\n        result.append(type(err).__name__)\n"
               f"result = ','.join(result) + ' | ' + ' '.join(sorted(os.listdir({str(REPO)!r})))")
     job, result = _probe(tmp_path, source)
@@ -104,7 +104,8 @@ def test_processes_a_job_starts_die_with_it(tmp_path):
 
 def test_memory_hog_is_stopped_with_a_reason(tmp_path):
     """Does a notebook that allocates far too much get stopped by the memory limit, not take the grader down?"""
-    job, _ = _probe(tmp_path, "hog = []\nwhile True:\n    hog.append(bytearray(2 ** 26))", limits=Limits(memory_mb=1500))
+    job, _ = _probe(tmp_path, "hog = []\nwhile True:\n    hog.append(bytearray(2 ** 26))",
+                    limits=Limits(memory_mb=1500))
     # either the address-space cap raised MemoryError in the notebook, or the cgroup stopped the job
     stopped = job.answer is None and "ran out of memory" in job.problem
     failed = (job.answer or {}).get("failed_notebooks", {}).get("07_probe.ipynb", {}).get("type") == "MemoryError"
@@ -135,7 +136,8 @@ def test_scratch_is_capped_and_leaves_nothing_behind(tmp_path, monkeypatch):
 def test_an_oversized_answer_is_a_reason_not_a_memory_problem(tmp_path):
     """Does a job that writes far more than the answer cap get a reason instead of filling the grader's memory?"""
     source = ("import os\nfor fd in range(3, 20):\n    try:\n        os.write(fd, b'x' * 2 ** 20)\n"
-              "        for _ in range(80):\n            os.write(fd, b'x' * 2 ** 20)\n    except OSError:\n        pass\n"
+              "        for _ in range(80):\n            os.write(fd, b'x' * 2 ** 20)\n"
+              "    except OSError:\n        pass\n"
               "os._exit(0)")
     job, _ = _probe(tmp_path, source)
     assert job.answer is None and ("more than" in job.problem or "could not read" in job.problem), job.problem
@@ -215,7 +217,8 @@ def test_a_confined_plot_finds_its_fonts_quietly():
 
     script = ("import matplotlib; matplotlib.use('agg'); import matplotlib.pyplot as plt\n"
               "from matplotlib import font_manager\n"
-              "plt.figure(); plt.title('fonts'); plt.savefig('/tmp/plot.png'); print(len(font_manager.fontManager.ttflist))")
+              "plt.figure(); plt.title('fonts'); plt.savefig('/tmp/plot.png')\n"
+              "print(len(font_manager.fontManager.ttflist))")
     done = subprocess.run(bwrap_argv([sys.executable, "-c", script], Mounts(), Limits()), capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0 and int(done.stdout) > 0, done.stderr

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's add_submission
-
 from autograder.exports.gradebook import write_trusted_scores
 from autograder.exports.gradebook_stamp import stamp_in_process
+
+pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's add_submission
 
 NB = "03_span_corruption"
 

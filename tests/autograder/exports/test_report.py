@@ -8,8 +8,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.exports.report import explain
 from autograder.exports.gradebook_stamp import stamp_in_process
+from autograder.exports.report import explain
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's add_submission
 NB = "03_span_corruption"

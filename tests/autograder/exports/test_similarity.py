@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import SOLUTIONS
+from honest_code import CAROL, SCRATCH
+from similarity_cohorts import REFERENCE, RELEASE, answers, files, honest, moved, notebook, submit, wrapped
 
 from autograder.__main__ import main
 from autograder.exports.similarity import OVERALL, Settings, graded_cells, read_cells, release_of, similarity_report
 from autograder.exports.similarity_files import write_report
-from conftest import SOLUTIONS
-from honest_code import CAROL, SCRATCH
-from similarity_cohorts import REFERENCE, RELEASE, answers, files, honest, moved, notebook, submit, wrapped
 
 NOTEBOOKS = ("02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb", "05_synthesizer.ipynb",
              "08_position_embeddings.ipynb")

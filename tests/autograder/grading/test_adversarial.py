@@ -24,20 +24,19 @@ import threading
 import uuid
 from pathlib import Path
 
+import dask_faults
 import nbformat
 import pytest
 import torch
+from conftest import REPO, SOLUTIONS
+from gradebooks import cell_scores, course_gradebook
 
 from autograder import confinement
 from autograder.__main__ import main
-from autograder.checks import registry
+from autograder.checks import registry, run_files
 from autograder.exports.csv_safe import unescape_cell
 from autograder.exports.gradebook import trusted_cell_scores
-
-import dask_faults
 from autograder.grading.cohort import CACHE_DIR
-from conftest import REPO, SOLUTIONS
-from gradebooks import cell_scores, course_gradebook
 
 pytestmark = [pytest.mark.timeout(1200),
               pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]
@@ -122,7 +121,8 @@ for target in (-1, os.getppid(), 1):
         os.kill(target, signal.SIGKILL)
     except OSError:
         pass
-child = "import os, signal, time\\nos.setsid()\\ntime.sleep(4)\\ntry:\\n    os.kill(-1, signal.SIGKILL)\\nexcept OSError:\\n    pass"
+child = ("import os, signal, time\\nos.setsid()\\ntime.sleep(4)\\n"
+         "try:\\n    os.kill(-1, signal.SIGKILL)\\nexcept OSError:\\n    pass")
 subprocess.Popen([sys.executable, "-c", child], start_new_session=True)
 for _ in range(200):
     try:
@@ -151,7 +151,7 @@ def finetune(*args, **kwargs):
 
 # right at the public check's block sizes (drawn from two ranges), wrong at every other: no pretrained-run point
 SPAN_PUBLIC_ONLY = '''
-from course_lib.span_checks import SPAN_PUBLIC
+from course_lib.checks.span import SPAN_PUBLIC
 _right = CharCorruptionDataset.__getitem__
 def _only_at_the_public_sizes(self, idx):
     x, y = _right(self, idx)
@@ -510,7 +510,7 @@ def test_parallel_on_postgres_equals_serial_on_sqlite(graded_serially, graded_pa
                for cell, points in trusted_cell_scores((p["part"], p["points"]) for p in parts).items()}
     everyone = cell_scores(graded_parallel["gradebook"])
     assert {key: everyone[key] for key in trusted} == trusted  # the gradebook holds the trusted points, runs too
-    assert len(trusted) == len(graded_parallel["rows"]) * (len(registry.CHECKS) + len(registry.RUN_CELLS))
+    assert len(trusted) == len(graded_parallel["rows"]) * (len(registry.CHECKS) + len(run_files.RUN_CELLS))
 
 
 def test_gradings_reach_no_network_and_leave_no_files(graded_parallel, graded_serially):

@@ -18,13 +18,12 @@ import shutil
 
 import pytest
 import torch
+from conftest import SOLUTIONS
 
 from autograder import confinement
 from autograder.__main__ import main
 from autograder.checks.run_chains import CHAINS
-from course_lib.runs import RUNS
-
-from conftest import SOLUTIONS
+from course_lib.run_specs import RUNS
 
 pytestmark = [pytest.mark.timeout(900),
               pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]
@@ -86,7 +85,8 @@ def audited(tmp_path_factory, world_dir, world_answers, smoke_runs, cheat_runs):
 
 def test_a_model_trained_on_the_test_questions_is_flagged_and_zeroed_with_both_numbers(audited):
     """Is the cheat's vanilla pretrained test split flagged and zeroed, its reason giving both accuracies?"""
-    flagged = {f["split"]: f for f in audited["findings"] if f["student"] == "trained_on_test" and f["flagged"] == "yes"}
+    flagged = {f["split"]: f for f in audited["findings"]
+               if f["student"] == "trained_on_test" and f["flagged"] == "yes"}
     assert "vanilla_pretrain/test" in flagged
     finding = flagged["vanilla_pretrain/test"]
     assert float(finding["handed_in"].rstrip("%")) > float(finding["retrained"].rstrip("%")) + 5

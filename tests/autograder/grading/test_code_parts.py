@@ -14,9 +14,9 @@ from autograder.grading.code_parts import PROBE_ENV, RUN_ALL_ENV, saved_runs
 pytestmark = [pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}"),
               pytest.mark.timeout(300)]
 
-TRAINING_CELL = """from course_lib import notebook_env
-dev = notebook_env.run_or_load("vanilla_eval_dev_without_pretrain", globals())
-result = [dev.correct, dev.total, (notebook_env.OUT_DIR / "vanilla.nopretrain.dev.predictions").read_text()]
+TRAINING_CELL = """from course_lib.notebook import env
+dev = env.run_or_load("vanilla_eval_dev_without_pretrain", globals())
+result = [dev.correct, dev.total, (env.OUT_DIR / "vanilla.nopretrain.dev.predictions").read_text()]
 """
 
 

@@ -11,11 +11,10 @@ import time
 
 import nbformat
 import pytest
+from conftest import REPO, SOLUTIONS
 
 from autograder import confinement
 from autograder.__main__ import main
-
-from conftest import REPO, SOLUTIONS
 
 RELEASE = REPO / "notebooks" / "a5"
 

@@ -32,12 +32,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
-
-from autograder import confinement
-from autograder.__main__ import main
-from autograder.exports.csv_safe import unescape_cell
 from conftest import REPO, SOLUTIONS
-from jupyterlab_edits import split_cell
 from honest_code import (
     SPAN_WITH_TORCH,
     SYNTH_EINSUM_PERSISTENT_MASK,
@@ -45,6 +40,11 @@ from honest_code import (
     TWINS_07,
     TWINS_08,
 )
+from jupyterlab_edits import split_cell
+
+from autograder import confinement
+from autograder.__main__ import main
+from autograder.exports.csv_safe import unescape_cell
 
 pytestmark = [pytest.mark.timeout(1500),
               pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]
@@ -177,8 +177,8 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     _replace_answer(own_cells, NB05, "05-synthesizer", SYNTH_EINSUM_PERSISTENT_MASK)
     _params(own_cells, _with_persistent_masks)
     _params(own_cells, lambda name, state: {f"module.{k}": v for k, v in state.items()})
-    _add_cell(own_cells, NB02, "from course_lib import notebook_env\n"
-                               "data_dir = notebook_env.ensure_data()\nprint(data_dir)", 3)
+    _add_cell(own_cells, NB02, "from course_lib.notebook import env\n"
+                               "data_dir = env.ensure_data()\nprint(data_dir)", 3)
     _add_cell(own_cells, NB02, "plot_my_own_histogram(lengths)  # a name never defined")
     _saved_outputs(own_cells)  # then saved by an older Jupyter after a run
     _as_nbformat_4_4(own_cells)
@@ -193,10 +193,10 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     for notebook, answers in ((NB07, TWINS_07), (NB08, TWINS_08)):
         for grade_id, source in answers.items():
             _replace_answer(twins, notebook, grade_id, source)
-    _add_cell(twins, NB06, "import os\nfrom course_lib import notebook_env\n"
+    _add_cell(twins, NB06, "import os\nfrom course_lib.notebook import env\n"
                            "from course_lib.data_files import read_birth_places\n"
-                           "train = read_birth_places(notebook_env.ensure_data() / 'birth_places_train.tsv')\n"
-                           "os.chdir(notebook_env.ensure_data())\nprint(len(train), open('birth_dev.tsv').readline())")
+                           "train = read_birth_places(env.ensure_data() / 'birth_places_train.tsv')\n"
+                           "os.chdir(env.ensure_data())\nprint(len(train), open('birth_dev.tsv').readline())")
     _add_cell(twins, NB07, "import torch\ntorch.set_default_dtype(torch.float64)  # exact maths from here on")
     _add_cell(twins, NB08, "torch.set_grad_enabled(False)  # nothing is trained here\n"
                            "Q, K, V = (torch.randn(5, 4) for _ in range(3))  # the derivation's matrices, other sizes")
@@ -289,7 +289,8 @@ def nbgrader_scores(course) -> dict[str, float]:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course['dir'] / 'gradebook.db'}") as gb:
-        return {s.student.id: sum(g.auto_score or 0 for nb in s.notebooks for g in nb.grades if not g.needs_manual_grade)
+        return {s.student.id: sum(g.auto_score or 0 for nb in s.notebooks for g in nb.grades
+                                  if not g.needs_manual_grade)
                 for s in gb.find_assignment("a5").submissions}
 
 
@@ -335,7 +336,8 @@ def test_every_honest_student_gets_the_references_score_in_nbgrader(course, nbgr
 def test_shared_hard_links_are_flagged_not_zeroed(graded):
     """Are the two students gathered with cp -al flagged for sharing files, and both at full marks?"""
     pairs = {(f["student"], f["other_student"], f["why"]) for f in graded["flags"]}
-    assert ("gathered_with_cp_al", "gathered_with_cp_al_too", "the same file (a hard link) in both submissions") in pairs
+    assert ("gathered_with_cp_al", "gathered_with_cp_al_too",
+            "the same file (a hard link) in both submissions") in pairs
 
 
 def test_honest_students_with_their_own_seeds_are_never_flagged_for_their_runs(graded):

@@ -5,15 +5,14 @@ import csv
 import shutil
 
 import pytest
+from conftest import SOLUTIONS
 
 from autograder import confinement
 from autograder.__main__ import main
-from autograder.checks import registry
+from autograder.checks import run_files
 from autograder.grading.audit import AuditSettings, sample
 from autograder.grading.plausibility import COURSE_REACH
 from autograder.grading.results import PartResult, SubmissionResult
-
-from conftest import SOLUTIONS
 
 CEILING = 0.05  # the smoke preset's ceiling on every split (bars.toml)
 
@@ -47,7 +46,7 @@ def test_a_run_far_above_the_ceiling_is_flagged_without_the_audit(tmp_path, worl
 
 def _result(student: str, above: list[str]) -> SubmissionResult:
     """A student whose runs all earned points, ``above`` of them above their ceiling."""
-    parts = [PartResult(f"{p.name}/{s}", 1.0, 1.0, "") for p in registry.RUN_PARTS for s in ("dev", "test")]
+    parts = [PartResult(f"{p.name}/{s}", 1.0, 1.0, "") for p in run_files.RUN_PARTS for s in ("dev", "test")]
     return SubmissionResult(student, parts, above_ceiling=above)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 
 import pytest
+import unit_work
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import unit_work
 from autograder.inside import bounded_json, wire
 from autograder.units.limits import UnitLimits
 from autograder.units.unit import run_unit

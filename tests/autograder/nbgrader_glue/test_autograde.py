@@ -15,8 +15,15 @@ from pathlib import Path
 import unit_work
 
 import autograder.nbgrader_glue.autograde as autograde_module
-from autograder.nbgrader_glue.autograde import (COLLECTED, AutogradeSettings, autograde_cohort, autograde_one,
-                                  collect_course, course_db_url, sqlite_path)
+from autograder.nbgrader_glue.autograde import (
+    AutogradeSettings,
+    autograde_cohort,
+    autograde_one,
+    collect_course,
+    course_db_url,
+    sqlite_path,
+)
+from autograder.nbgrader_glue.collected_only import COLLECTED
 from autograder.units.dask import Cluster
 
 

@@ -17,8 +17,8 @@ from conftest import REPO, SOLUTIONS
 from jupyter_client import KernelManager
 from traitlets.config import Config
 
-from autograder.nbgrader_glue import kernel as grading_kernel
 from autograder.confinement import status
+from autograder.nbgrader_glue import kernel as grading_kernel
 from autograder.nbgrader_glue.setup import KERNEL_NAME, configure_grading
 
 MEMORY_MB = 1500
@@ -141,8 +141,8 @@ def test_files_outside_the_allowlist_are_not_there(kc, path):
 @confined
 def test_hidden_checks_import_but_solutions_are_absent(kc):
     """Can the hidden test cells import autograder.checks.hidden without the solutions being visible?"""
-    out = _run(kc, "import os\nfrom autograder.checks.hidden import SOLUTIONS, check_span_corruption_hidden\n"
-                   "print(SOLUTIONS.exists(), sorted(os.listdir(SOLUTIONS.parents[1])))")[1]
+    out = _run(kc, "import os\nfrom autograder.checks.hidden import SOLUTIONS_DIR, check_span_corruption_hidden\n"
+                   "print(SOLUTIONS_DIR.exists(), sorted(os.listdir(SOLUTIONS_DIR.parents[1])))")[1]
     assert out.split(maxsplit=1)[0] == "False" and "solutions" not in out and ".git" not in out, out
 
 
@@ -158,7 +158,8 @@ def test_other_processes_are_invisible(kc):
 def test_network_is_unreachable(kc):
     """Does a connection to the host's loopback or the internet fail?"""
     out = _run(kc, "import socket\nfor address in [('127.0.0.1', 22), ('1.1.1.1', 53)]:\n"
-                   "    try:\n        socket.create_connection(address, timeout=2)\n        print('CONNECTED', address)\n"
+                   "    try:\n        socket.create_connection(address, timeout=2)\n"
+                   "        print('CONNECTED', address)\n"
                    "    except OSError as err:\n        print('failed', type(err).__name__)")[1]
     assert "CONNECTED" not in out and out.count("failed") == 2, out
 

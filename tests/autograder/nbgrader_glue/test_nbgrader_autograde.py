@@ -10,23 +10,22 @@ from __future__ import annotations
 
 import csv
 import os
-from html.parser import HTMLParser
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
+import dask_faults
 import nbformat
 import pytest
+from conftest import SOLUTIONS
 
 from autograder.exports.report import explain
 
 # the module's one batch autograde of every submission takes ~165 s on a quiet 2-core machine;
 # a slower or busier CI machine needs room (each submission has its own cell timeout inside)
 pytestmark = pytest.mark.timeout(900)
-
-import dask_faults
-from conftest import SOLUTIONS
 
 NB02, NB03 = "02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb"
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

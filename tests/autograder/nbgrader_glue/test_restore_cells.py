@@ -6,13 +6,14 @@ import shutil
 
 import nbformat
 import pytest
+from conftest import SOLUTIONS
 from nbgrader.preprocessors import OverwriteCells
 from traitlets.config import Config
+from traitlets.utils.importstring import import_item
 
 from autograder.exports.gradebook_stamp import stamp_in_process
 from autograder.nbgrader_glue.restore_cells import RestoreLockedCells
 from autograder.nbgrader_glue.setup import configure_grading
-from conftest import SOLUTIONS
 
 NB03 = "03_span_corruption"
 HIDDEN, PUBLIC = "03-span-hidden", "03-span-public"  # locked test cells: one with hidden tests, one without
@@ -80,5 +81,5 @@ def test_the_course_autogrades_with_it():
     """Does the course's nbgrader config put this step where nbgrader's OverwriteCells was, and nowhere else?"""
     c = Config()
     configure_grading(c)
-    steps = c.Autograde.sanitize_preprocessors
+    steps = [import_item(step) for step in c.Autograde.sanitize_preprocessors]
     assert RestoreLockedCells in steps and OverwriteCells not in steps

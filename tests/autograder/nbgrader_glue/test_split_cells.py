@@ -6,16 +6,18 @@ import os
 
 import nbformat
 import pytest
+from conftest import REPO, SOLUTIONS
+from jupyterlab_edits import split_cell
 from nbgrader.preprocessors import DeduplicateIds, OverwriteCells, OverwriteKernelspec
 from traitlets.config import Config
+from traitlets.utils.importstring import import_item
 
 from autograder.nbgrader_glue.collected_only import OnlyCollectedCopies
 from autograder.nbgrader_glue.setup import configure_grading
-from conftest import REPO, SOLUTIONS
-from jupyterlab_edits import split_cell
 
 RELEASE = REPO / "notebooks" / "a5"
-NEEDS_THE_COURSE = (OnlyCollectedCopies, OverwriteKernelspec, OverwriteCells)  # (and their subclasses) read the gradebook or the folder
+# these steps (and their subclasses) read the gradebook or the course folder
+NEEDS_THE_COURSE = (OnlyCollectedCopies, OverwriteKernelspec, OverwriteCells)
 
 
 def _sanitizing_steps() -> list:
@@ -27,7 +29,8 @@ def _sanitizing_steps() -> list:
     finally:
         os.environ.clear()
         os.environ.update(environ)
-    return [step for step in config.Autograde.sanitize_preprocessors if not issubclass(step, NEEDS_THE_COURSE)]
+    steps = [import_item(step) for step in config.Autograde.sanitize_preprocessors]
+    return [step for step in steps if not issubclass(step, NEEDS_THE_COURSE)]
 
 
 def _cell(nb, grade_id):

@@ -10,11 +10,10 @@ import zipfile
 
 import nbformat
 import pytest
+from conftest import REPO
 
 from autograder.release.bundle import NAME, README, BundleError, build_bundle, bundle_problems, fresh_release
 from course_lib import layout
-
-from conftest import REPO
 
 # a script run in a folder that is not the checkout: the editable install's finder removed, that folder first
 ISOLATED = ("import sys\n"
@@ -54,7 +53,7 @@ def test_bundle_holds_a_fresh_release_course_lib_and_the_course_data(bundle, wor
         assert f"{NAME}/notebooks/a5/{notebook.name}" in names
         released = nbformat.read(folder / "notebooks" / "a5" / notebook.name, as_version=4)
         assert not any(c.get("outputs") for c in released.cells if c.cell_type == "code"), notebook.name
-    assert f"{NAME}/course_lib/model.py" in names
+    assert f"{NAME}/course_lib/gpt/model.py" in names
     for name in layout.STUDENT_DATA_FILES:
         assert (folder / "course_data" / name).read_bytes() == (world_dir / name).read_bytes()
     assert json.loads((folder / "course_data" / "course.json").read_text()) == {"preset": "smoke"}
@@ -89,10 +88,10 @@ def test_a_student_copy_trains_on_the_course_data_with_the_course_preset(bundle)
             f"assert course_lib.__file__.startswith({str(folder)!r}), course_lib.__file__\n"
             "try:\n    import autograder\nexcept ModuleNotFoundError:\n    pass\n"
             "else:\n    raise SystemExit('the grader is importable from the bundle')\n"
-            "from course_lib import notebook_env\n"
-            "from course_lib.notebook_loader import load_notebooks, notebook_paths\n"
+            "from course_lib.notebook import env\n"
+            "from course_lib.loader.load import load_notebooks, notebook_paths\n"
             "parts = load_notebooks(notebook_paths('.'), errors='record')\n"
-            "print(notebook_env.DATA_DIR, notebook_env.PRESET, notebook_env.OUT_DIR, len(parts.__not_written__))\n")
+            "print(env.DATA_DIR, env.PRESET, env.OUT_DIR, len(parts.__not_written__))\n")
     result = _isolated(folder, body, folder / "notebooks" / "a5")
     assert result.returncode == 0, result.stderr[-2000:]
     data_dir, preset, out_dir, not_written = result.stdout.split()
@@ -113,7 +112,8 @@ def test_a_bundle_made_after_make_student_ships_no_answer(tmp_path, world_dir):
     (tried / "outputs").mkdir()
     (tried / "outputs" / "vanilla.model.params").write_bytes(b"params")
     body = ("from autograder.__main__ import main\n"
-            f"raise SystemExit(main(['bundle', '--out', {str(tmp_path / 'dist')!r}, '--data-dir', {str(world_dir)!r}]))\n")
+            f"raise SystemExit(main(['bundle', '--out', {str(tmp_path / 'dist')!r}, "
+            f"'--data-dir', {str(world_dir)!r}]))\n")
     result = _isolated(checkout, body, checkout)
     assert result.returncode == 0, result.stderr[-2000:]
     shipped = tmp_path / "dist" / NAME
@@ -139,9 +139,10 @@ def test_a_student_who_follows_the_readme_keeps_every_run_point(tmp_path):
     """A student who writes the reference's answers into the unzipped notebooks and runs the training cells with no
     setting of their own (the course's data and preset, as the README says): does the grader, on the course's own
     world (not the public default one), give every run split its points?"""
-    from autograder.__main__ import main
-    from autograder.checks import registry
     from conftest import SOLUTIONS
+
+    from autograder.__main__ import main
+    from autograder.checks import run_files
     from course_lib.world import write_world
 
     answers = tmp_path / "grader_only" / layout.TEST_ANSWERS
@@ -154,12 +155,12 @@ def test_a_student_who_follows_the_readme_keeps_every_run_point(tmp_path):
     shutil.copytree(unzipped, tmp_path / "copy")
     for notebook in SOLUTIONS.glob("*.ipynb"):  # the answers written
         shutil.copy(notebook, tmp_path / "copy" / "notebooks" / "a5" / notebook.name)
-    body = ("from course_lib import notebook_env\n"
-            "from course_lib.notebook_loader import load_notebooks, notebook_paths\n"
+    body = ("from course_lib.notebook import env\n"
+            "from course_lib.loader.load import load_notebooks, notebook_paths\n"
             "from course_lib.runs import RUNS\n"
             "parts = vars(load_notebooks(notebook_paths('.')))\n"
             "for name in RUNS:  # what the training cells do, in the notebooks' order\n"
-            "    assert notebook_env.run_or_load(name, parts) is not None, name\n")
+            "    assert env.run_or_load(name, parts) is not None, name\n")
     result = _isolated(tmp_path / "copy", body, tmp_path / "copy" / "notebooks" / "a5")
     assert result.returncode == 0, result.stderr[-2000:]
     shutil.copytree(tmp_path / "copy" / "notebooks" / "a5", folder)  # the folder the README says to hand in
@@ -167,5 +168,5 @@ def test_a_student_who_follows_the_readme_keeps_every_run_point(tmp_path):
     assert main(["grade", str(tmp_path / "submitted"), "--out", str(out), "--data-dir", str(world_dir), "--answers",
                  str(world_answers), "--preset", "smoke", "--workers", "1"]) == 0
     parts = {p["part"]: p for p in json.loads((out / "reasons.json").read_text())["student"]}
-    runs = {label: parts[label] for label in registry.RUN_CELLS}
+    runs = {label: parts[label] for label in run_files.RUN_CELLS}
     assert all(p["points"] == p["max_points"] > 0 for p in runs.values()), runs

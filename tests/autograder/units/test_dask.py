@@ -67,6 +67,7 @@ def test_a_worker_imports_nothing_of_the_step_only_its_units_do():
     that asks for it never does (it hands the work and the value on as bytes)?"""
     import dask_faults
     import torch_work
+
     from autograder.units.limits import UnitLimits
     from autograder.units.stage import Step, outcomes
 

@@ -16,19 +16,20 @@ from pathlib import Path
 import hostile_submissions as hs
 import nbformat
 import pytest
+from conftest import REPO, SOLUTIONS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder.collecting.collect import Wanted, collect_cohort
+from autograder.checks.run_files import RUN_FILES
+from autograder.collecting.cohort import collect_cohort
+from autograder.collecting.collect import Wanted
 from autograder.collecting.flags import SOLUTION, cohort_flags
 from autograder.collecting.safe_files import shown
 from autograder.collecting.student_ids import is_student_id
-from autograder.checks.registry import RUN_FILES
 from autograder.exports.report import explain
 from autograder.exports.similarity import similarity_report
 from autograder.nbgrader_glue.release_feedback import UnitReleaseFeedback
 from autograder.nbgrader_glue.setup import configure_feedback
-from conftest import REPO, SOLUTIONS
 
 RELEASE = REPO / "notebooks" / "a5"
 A5 = "a5"

@@ -12,13 +12,13 @@ from pathlib import Path
 import hostile_submissions as hs
 import nbformat
 import pytest
+from conftest import REPO, SOLUTIONS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder import confinement
 from autograder.grading.folder import grade_folder
 from autograder.grading.results import settings_for
-from conftest import REPO, SOLUTIONS
 
 pytestmark = [pytest.mark.timeout(900),
               pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}")]

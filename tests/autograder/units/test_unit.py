@@ -5,8 +5,8 @@ import os
 import time
 from pathlib import Path
 
-
 import unit_work
+
 from autograder.units.limits import UnitLimits
 from autograder.units.unit import run_unit
 
@@ -81,7 +81,8 @@ def test_a_unit_dies_with_the_process_that_asked_for_it(tmp_path):
     requester = subprocess.Popen([sys.executable, "-c", (
         "import sys; sys.path[:0] = sys.argv[1:3]\n"
         "import unit_work\nfrom autograder.units.limits import UnitLimits\nfrom autograder.units.unit import run_unit\n"
-        "if __name__ == '__main__':\n    run_unit(unit_work.spawn_and_hang, (sys.argv[3],), UnitLimits(seconds=600))\n"),
+        "if __name__ == '__main__':\n"
+        "    run_unit(unit_work.spawn_and_hang, (sys.argv[3],), UnitLimits(seconds=600))\n"),
         str(Path(unit_work.__file__).parent), str(Path(__file__).parents[3]), str(pid_file)])
     for _ in range(300):
         if pid_file.exists() and pid_file.read_text():
