@@ -22,30 +22,22 @@ class RunSpec:
     outputs: str | None = None  # predictions file written (evaluate)
 
 
+def _evaluations(variant: str, params: str, predictions: str, runs: str) -> dict[str, RunSpec]:
+    """The dev and test evaluations of one trained model: ``<variant>_eval_<split>_<runs>``."""
+    return {f"{variant}_eval_{split}_{runs}": RunSpec("evaluate", variant, reads=params, eval_corpus=corpus,
+                                                      outputs=f"{predictions}.{split}.predictions")
+            for split, corpus in (("dev", DEV), ("test", TEST_INPUTS))}
+
+
 RUNS: dict[str, RunSpec] = {
     "vanilla_finetune_without_pretrain": RunSpec("finetune", "vanilla", writes="vanilla.model.params"),
-    "vanilla_eval_dev_without_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.model.params", eval_corpus=DEV,
-        outputs="vanilla.nopretrain.dev.predictions"),
-    "vanilla_eval_test_without_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.model.params", eval_corpus=TEST_INPUTS,
-        outputs="vanilla.nopretrain.test.predictions"),
+    **_evaluations("vanilla", "vanilla.model.params", "vanilla.nopretrain", "without_pretrain"),
     "vanilla_pretrain": RunSpec("pretrain", "vanilla", writes="vanilla.pretrain.params"),
     "vanilla_finetune_with_pretrain": RunSpec(
         "finetune", "vanilla", reads="vanilla.pretrain.params", writes="vanilla.finetune.params"),
-    "vanilla_eval_dev_with_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.finetune.params", eval_corpus=DEV,
-        outputs="vanilla.pretrain.dev.predictions"),
-    "vanilla_eval_test_with_pretrain": RunSpec(
-        "evaluate", "vanilla", reads="vanilla.finetune.params", eval_corpus=TEST_INPUTS,
-        outputs="vanilla.pretrain.test.predictions"),
+    **_evaluations("vanilla", "vanilla.finetune.params", "vanilla.pretrain", "with_pretrain"),
     "synthesizer_pretrain": RunSpec("pretrain", "synthesizer", writes="synthesizer.pretrain.params"),
     "synthesizer_finetune_with_pretrain": RunSpec(
         "finetune", "synthesizer", reads="synthesizer.pretrain.params", writes="synthesizer.finetune.params"),
-    "synthesizer_eval_dev_with_pretrain": RunSpec(
-        "evaluate", "synthesizer", reads="synthesizer.finetune.params", eval_corpus=DEV,
-        outputs="synthesizer.pretrain.dev.predictions"),
-    "synthesizer_eval_test_with_pretrain": RunSpec(
-        "evaluate", "synthesizer", reads="synthesizer.finetune.params", eval_corpus=TEST_INPUTS,
-        outputs="synthesizer.pretrain.test.predictions"),
+    **_evaluations("synthesizer", "synthesizer.finetune.params", "synthesizer.pretrain", "with_pretrain"),
 }

@@ -10,7 +10,10 @@ and ``grade`` in their own namespace for pytest to find.
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
 import types
+from pathlib import Path
 
 import pytest
 
@@ -42,6 +45,30 @@ def grade(prepared):
 
     def run(grade_id: str, parts, seed: int) -> list[str]:
         inputs, folder = prepared(seed)
+        return check_runner.grade_check(registry.BY_ID[grade_id], parts, inputs[grade_id], folder)
+
+    return run
+
+
+@functools.lru_cache(maxsize=None)
+def part_tests(part: str) -> types.ModuleType:
+    """A graded part's tests (tests/course_lib/checks/test_<part>.py), loaded by path for their answer variants: the
+    tests folder is not a package."""
+    path = Path(__file__).parent / "course_lib" / "checks" / f"test_{part}.py"
+    spec = importlib.util.spec_from_file_location(f"answers_of_{part}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def overrides_grader(reference, prepared):
+    """(grade_id, overrides, seed) -> the problems the grader reports for the reference with ``overrides`` in place
+    of some of its definitions."""
+    base = {k: v for k, v in vars(reference).items() if not k.startswith("__")}
+
+    def run(grade_id: str, overrides: dict, seed: int) -> list[str]:
+        inputs, folder = prepared(seed)
+        parts = types.SimpleNamespace(**{**base, **overrides})
         return check_runner.grade_check(registry.BY_ID[grade_id], parts, inputs[grade_id], folder)
 
     return run

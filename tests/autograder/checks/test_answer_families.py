@@ -7,11 +7,9 @@ ways students write them), a right answer is put together from choices Hypothesi
 """
 from __future__ import annotations
 
-import importlib.util
 import random
-import types
-from pathlib import Path
 
+import check_grading
 import pytest
 import torch
 import torch.nn.functional as F
@@ -19,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autograder.checks import registry
-from autograder.grading import one_check
 from course_lib.gpt.attention import SynthesizerAttentionBase
 from course_lib.gpt.model import GPT, GPTConfig
 
@@ -28,35 +25,15 @@ FAMILY = settings(max_examples=15, deadline=None, derandomize=True, database=Non
 SEEDS = st.integers(0, 5)  # grading seeds whose inputs are made once
 
 
-def _part_tests(part: str):
-    """A graded part's tests in tests/course_lib/checks (test_span.py, test_synth.py), loaded by path for their answer
-    variants: the tests folder is not a package."""
-    path = Path(__file__).parents[2] / "course_lib" / "checks" / f"test_{part}.py"
-    spec = importlib.util.spec_from_file_location(f"families_{part}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-J_SPAN = _part_tests("span")
-J_SYNTH = _part_tests("synth")
+J_SPAN = check_grading.part_tests("span")
+J_SYNTH = check_grading.part_tests("synth")
+prepared = check_grading.prepared  # the fixture, for pytest to find here
 
 
 @pytest.fixture(scope="module")
-def grade(reference, tmp_path_factory):
+def grade(reference, prepared):
     """(grade_id, overrides, seed) -> the problems the grader reports."""
-    prepared = {}
-    base = {k: v for k, v in vars(reference).items() if not k.startswith("__")}
-
-    def run(grade_id: str, overrides: dict, seed: int) -> list[str]:
-        if seed not in prepared:
-            folder = tmp_path_factory.mktemp(f"family-seed-{seed}")
-            prepared[seed] = (one_check.prepare(seed, folder), folder)
-        inputs, folder = prepared[seed]
-        parts = types.SimpleNamespace(**{**base, **overrides})
-        return one_check.grade_check(registry.BY_ID[grade_id], parts, inputs[grade_id], folder)
-
-    return run
+    return check_grading.overrides_grader(reference, prepared)
 
 
 # --- span corruption: the masked length and the span's start, drawn any right way ------------------------------------

@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import os
 import random
-import types
-from pathlib import Path
 
+import check_grading
 import pytest
 import torch
 
 from autograder.checks import registry
-from autograder.grading import one_check
 from course_lib.gpt.model import GPT
 
 # issue 40's answers passed on 9 and 14 of 20 seeds: one that passes on 45% of seeds fails all 10 (and goes unseen)
@@ -29,37 +26,17 @@ from course_lib.gpt.model import GPT
 SEEDS = range(int(os.environ.get("VERDICT_SEEDS", "10")))
 
 
-def _module(name: str):
-    """A test module (its answer variants), loaded by its path from this folder: the tests folder is not a package."""
-    spec = importlib.util.spec_from_file_location(f"verdicts_{name}", Path(__file__).parent / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-J_GLUE = _module("../../course_lib/checks/test_glue")
-J_SPAN = _module("../../course_lib/checks/test_span")
-J_SYNTH = _module("../../course_lib/checks/test_synth")
+J_GLUE = check_grading.part_tests("glue")
+J_SPAN = check_grading.part_tests("span")
+J_SYNTH = check_grading.part_tests("synth")
+prepared = check_grading.prepared  # the fixture, for pytest to find here
 
 
 @pytest.fixture(scope="module")
-def graded(reference, tmp_path_factory):
+def graded(reference, prepared):
     """(grade_id, overrides) -> the verdict (passed?) on each grading seed of SEEDS, inputs made once per seed."""
-    prepared = {}
-    base = {k: v for k, v in vars(reference).items() if not k.startswith("__")}
-
-    def run(grade_id: str, overrides: dict) -> list[bool]:
-        verdicts = []
-        for seed in SEEDS:
-            if seed not in prepared:
-                folder = tmp_path_factory.mktemp(f"verdict-seed-{seed}")
-                prepared[seed] = (one_check.prepare(seed, folder), folder)
-            inputs, folder = prepared[seed]
-            parts = types.SimpleNamespace(**{**base, **overrides})
-            verdicts.append(one_check.grade_check(registry.BY_ID[grade_id], parts, inputs[grade_id], folder) == [])
-        return verdicts
-
-    return run
+    grade = check_grading.overrides_grader(reference, prepared)
+    return lambda grade_id, overrides: [grade(grade_id, overrides, seed) == [] for seed in SEEDS]
 
 
 # --- wrong answers, each a typed-in number or a mistake of issue 40 --------------------------------------------------
@@ -90,7 +67,7 @@ class SynthTypedHeads(J_SYNTH.SynthSteps):
         return t.view(B, T, 8, C // 8).transpose(1, 2)  # (B, 8, T, C // 8)
 
 
-J_TWINS = _module("../../course_lib/checks/test_twins")
+J_TWINS = check_grading.part_tests("twins")
 
 
 def _phi_typed_width(T, d):
