@@ -52,7 +52,7 @@ def grade(prepared):
 
 @functools.lru_cache(maxsize=None)
 def part_tests(part: str) -> types.ModuleType:
-    """A graded part's tests (tests/course_lib/checks/test_<part>.py), loaded by path for their answer variants: the
+    """A graded part's tests (test_<part>.py in tests/course_lib/checks), loaded by path for their answer variants: the
     tests folder is not a package."""
     path = Path(__file__).parent / "course_lib" / "checks" / f"test_{part}.py"
     spec = importlib.util.spec_from_file_location(f"answers_of_{part}", path)
