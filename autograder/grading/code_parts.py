@@ -37,7 +37,7 @@ PROBE_ENV = {"NBGRADER_EXECUTION": "autograde", "COURSE_DATA_DIR": "{job}/data",
 RUN_ALL_ENV = {"COURSE_OUT_DIR": "{job}/" + OUTPUTS, "COURSE_PLOTS": "off", "MPLBACKEND": "Agg"}
 LOG_TAIL = 12000  # characters of the probe job's output (every cell's) kept in the instructor's log
 # of a probe job's time limit, what its own deadline leaves for starting Python and torch and answering: a tenth,
-# within these bounds
+# within these bounds, and at most half
 MIN_MARGIN_SECONDS, ANSWER_MARGIN_SECONDS = 15, 60
 
 
@@ -87,7 +87,7 @@ def _why_missing(names: list[str], failed: dict) -> str:
 def notebooks_seconds(timeout: float) -> float:
     """The probe job's own deadline for running the notebooks and their checks, inside its ``timeout``: the
     rest starts Python and torch and sends the answer back, so a deadline that comes keeps what was checked."""
-    return max(1.0, timeout - min(ANSWER_MARGIN_SECONDS, max(MIN_MARGIN_SECONDS, 0.1 * timeout)))
+    return max(1.0, timeout - min(ANSWER_MARGIN_SECONDS, max(MIN_MARGIN_SECONDS, 0.1 * timeout), 0.5 * timeout))
 
 
 def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: int, budget: Budget,

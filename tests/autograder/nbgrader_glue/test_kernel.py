@@ -165,13 +165,17 @@ def test_network_is_unreachable(kc):
 
 
 @confined
-def test_working_folder_is_read_only(kc, workdir):
-    """Can notebook code write or delete in its working folder? (it must not)"""
-    out = _run(kc, "import os\nfor act in (lambda: open('new.txt', 'w'), lambda: os.remove('notebook.ipynb')):\n"
+def test_the_working_folder_takes_new_files_in_the_sandbox_only_and_handed_in_files_never_change(kc, workdir):
+    """Can notebook code write a helper into its working folder and import it (as under Run All), with nothing
+    reaching the folder nbgrader grades in, and never change or delete a handed-in file?"""
+    status, out = _run(kc, "%%writefile span_helpers.py\nSHARE = 0.25")
+    assert status == "ok", out
+    assert _run(kc, "import span_helpers\nprint(span_helpers.SHARE)")[1] == "0.25\n"
+    out = _run(kc, "import os\nfor act in (lambda: open('notebook.ipynb', 'w'), lambda: os.remove('notebook.ipynb')):\n"
                    "    try:\n        act()\n        print('WROTE')\n    except OSError as err:\n"
                    "        print('refused', type(err).__name__)")[1]
     assert "WROTE" not in out and out.count("refused") == 2, out
-    assert (workdir / "notebook.ipynb").read_text() == "{}"
+    assert (workdir / "notebook.ipynb").read_text() == "{}" and not (workdir / "span_helpers.py").exists()
 
 
 @confined
