@@ -74,6 +74,11 @@ def python_paths() -> list[str]:
     return [p for i, p in enumerate(ordered) if not any(p.startswith(q.rstrip("/") + "/") for q in ordered[:i])]
 
 
+def linked_sources(mounts: Mounts) -> dict[str, str]:
+    """Where inside the sandbox each ``Mounts.linked`` folder's own files are seen (its links lead there)."""
+    return {inside: f"{LINKED_SOURCES}/{i}" for i, inside in enumerate(mounts.linked.values())}
+
+
 def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = "/tmp",
                env: dict[str, str] | None = None, as_pid_1: bool = False) -> list[str]:
     """The bubblewrap command line that runs ``command`` confined (see the module docstring). With
@@ -99,7 +104,7 @@ def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = 
     # the course library at its own path, so the editable install's finder still finds it
     binds.append((str(COURSE_LIB), str(COURSE_LIB)))
     binds += list(mounts.read_only.items())
-    sources = {inside: f"{LINKED_SOURCES}/{i}" for i, inside in enumerate(mounts.linked.values())}
+    sources = linked_sources(mounts)
     binds += [(host, sources[inside]) for host, inside in mounts.linked.items()]
     # bwrap makes missing parents of a mount point 0700: make them traversable for nobody first
     made = {"/tmp", "/dev/shm", "/dev", "/proc"}

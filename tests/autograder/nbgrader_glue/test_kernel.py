@@ -396,3 +396,25 @@ def test_the_server_is_lean_only_for_one_notebook(monkeypatch):
         else:
             monkeypatch.setenv(zygote.NOTEBOOKS_VARIABLE, count)
         assert (zygote.server_arguments(7)[-1] == "lean") == lean, count
+
+
+@confined
+def test_a_later_notebooks_kernel_sees_the_files_nbgrader_wrote_meanwhile_and_the_helpers_written_before(
+        grading_config, another_student, monkeypatch):
+    """Does the next kernel of a student's sandbox see a notebook nbgrader wrote into the folder after the sandbox
+    started (04's training cell loads 02 and 03 so), beside a helper the previous kernel wrote?"""
+    monkeypatch.setenv("GRADING_ZYGOTE_IDLE_SECONDS", "20")  # one sandbox for both kernels, however busy the machine
+    km, client = _start(grading_config, another_student)
+    try:
+        assert _run(client, "%%writefile span_helpers.py\nSHARE = 0.25")[0] == "ok"
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)
+    (another_student / "02_autograded.ipynb").write_text('{"written": "by nbgrader"}')
+    km, client = _start(grading_config, another_student)  # the next notebook of the same student
+    try:
+        out = _run(client, "import span_helpers\nprint(span_helpers.SHARE, open('02_autograded.ipynb').read())")[1]
+        assert out == '0.25 {"written": "by nbgrader"}\n', out
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -95,3 +95,14 @@ def test_validates_first_step_says_the_same_of_the_notebooks_folder(tmp_path):
     _said_right(handler.lines)
     kept = [p.name for p in SOLUTIONS.glob("*.ipynb") if p.name not in (NB02, NB05)]
     assert sorted(os.listdir(folder)) == sorted([*kept, "02_finetune_without_pretraining (1).ipynb"])  # none written
+
+
+def test_the_hubs_student_config_submits_and_validates_with_the_checks():
+    """Does a student's nbgrader config on the hub make submit CheckedSubmit and put FolderCheck before nbgrader's
+    own validate steps?"""
+    from nbgrader.validator import Validator
+
+    config = Config()
+    exec((REPO / "hub" / "student" / "nbgrader_config.py").read_text(), {"get_config": lambda: config})
+    assert config.ExchangeFactory.submit is CheckedSubmit
+    assert config.Validator.preprocessors == [FolderCheck, *Validator().preprocessors]
