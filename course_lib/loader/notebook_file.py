@@ -40,6 +40,17 @@ def _parse(data: bytes) -> object:
     return json.loads(data.decode("utf-8"))
 
 
+def _why_unparsed(err: Exception) -> str:
+    """Why the JSON could not be parsed, in the grader's words (a bounded parser's refusal is in its own)."""
+    if isinstance(err, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(err, RecursionError):
+        return "JSON nested too deeply"
+    if isinstance(err, json.JSONDecodeError):
+        return f"not valid JSON (line {err.lineno}, column {err.colno})"
+    return str(err)
+
+
 def line_endings(data: bytes) -> str | None:
     """'CRLF line endings' or 'CR line endings' when the JSON text uses them (JSON reads both), else None."""
     if b"\r\n" in data:
@@ -70,14 +81,8 @@ def read_bytes(data: bytes, parse: Callable[[bytes], object] = _parse) -> Notebo
         fixes.append(ending)
     try:
         raw = parse(data)
-    except UnicodeDecodeError:
-        raise NotebookUnreadable("not UTF-8 text") from None
-    except RecursionError:
-        raise NotebookUnreadable("JSON nested too deeply") from None
-    except json.JSONDecodeError as err:
-        raise NotebookUnreadable(f"not valid JSON (line {err.lineno}, column {err.colno})") from None
-    except ValueError as err:  # a bounded parser's refusal, in its own words
-        raise NotebookUnreadable(str(err)) from None
+    except (ValueError, RecursionError) as err:
+        raise NotebookUnreadable(_why_unparsed(err)) from None
     if not isinstance(raw, dict):
         raise NotebookUnreadable("not a notebook (its JSON is no object)")
     major, minor = _version(raw)
