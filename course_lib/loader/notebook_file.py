@@ -88,6 +88,7 @@ def read_bytes(data: bytes, parse: Callable[[bytes], object] = _parse) -> Notebo
     major, minor = _version(raw)
     try:
         notebook = nbformat.versions[major].to_notebook_json(raw, minor=minor)
+        del raw  # the notebook holds copies: the parsed values need not stay for the rest
         notebook = nbformat.convert(notebook, 4)
         if (major, minor) < CURRENT:
             notebook = _upgraded(notebook, major, minor)
@@ -112,7 +113,7 @@ def _upgraded(notebook: NotebookNode, major: int, minor: int) -> NotebookNode:
 
 def normalised(file: NotebookFile) -> bytes:
     """The notebook's bytes as Jupyter saves it: UTF-8 without a byte-order mark, LF line ends, nbformat 4.5."""
-    text = nbformat.writes(file.notebook)
+    text = nbformat.versions[4].writes_json(file.notebook)  # nbformat.writes' own, without its second validation
     return (text if text.endswith("\n") else text + "\n").encode("utf-8")
 
 
