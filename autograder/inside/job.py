@@ -4,9 +4,10 @@
 
 Jobs:
   probe    run the student's notebooks as Jupyter's Run All does (each on its own,
-           so one broken notebook does not hide the others) and, where each
-           check's test cell stands, its probe on the grader's inputs; per check,
-           the raw output or what stopped it.
+           so one broken notebook does not hide the others; in a writable working
+           folder; each cell within the cell limit, all within the job's own
+           deadline) and, where each check's test cell stands, its probe on the
+           grader's inputs; per check, the raw output or what stopped it.
   decode   no student code: answer questions with trusted model code and the
            submitted params (loaded with ``weights_only``), for the run parts.
   retrain  the audit, with no student code: the course's reference notebooks
