@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/unit_memory.py [--scale 1.0] [--params-only]
 
 For each hostile input (a notebook of 990,000 empty objects, just under the value budget, one of 1.5 million,
-one of 48 MB of them, one nested 200,000 deep, a 3 MB cell, 20,000 outputs; each also as a job's answer) it runs
+one of 48 MB of them, one nested 200,000 deep, a 3 MB cell, 20,000 outputs, an nbformat 4.2 notebook of 141,000
+cells with a byte-order mark and CRLF line ends that the collect step normalises, 8 MB and 19 MB of it; each also
+as a job's answer) it runs
 the units a
 submission meets (the collect step with its prints, similarity's read, the report's parse, the wire's
 parse of a job's answer); for each hostile params file (64 MB in one weight the prints sketch, 60 MB in
@@ -32,8 +34,15 @@ def notebook_cases(scale: float) -> dict[str, bytes]:
     def objects(count: int) -> bytes:
         return b'{"cells": [' + b",".join([b"{}"] * count) + b"]}"
 
+    def windows_save(cells: int, source: str) -> bytes:  # 7 values a cell: the collect step normalises all of it
+        cell = b'{"cell_type": "markdown", "metadata": {}, "source": "' + source.encode() + b'"}'
+        return (b"\xef\xbb\xbf" + b'{"nbformat": 4, "nbformat_minor": 2, "metadata": {}, "cells": [\r\n'
+                + b",\r\n".join([cell] * cells) + b"]}")
+
     return {
         "990,000 empty objects (2 MB)": objects(int(990_000 * scale)),  # the most the value budget lets through
+        "BOM+CRLF 4.2, 141,000 cells, 8 MB": windows_save(int(141_000 * scale), ""),
+        "BOM+CRLF 4.2, 141,000 cells, 19 MB": windows_save(int(141_000 * scale), "x" * 80),
         "1.5M empty objects (3 MB)": objects(int(1_500_000 * scale)),
         "48 MB of empty objects": objects(int(24_000_000 * scale)),
         "nested 200,000 deep": b'{"cells": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",

@@ -4,7 +4,9 @@ step) and benchmarks/fuzz_cohort.py (long runs).
 
 A hostile submission is a student id and a list of entries put into ``submitted/<id>/a5`` (or an exchange folder):
   - notebooks that are malformed JSON, nested deeply, of another nbformat, with huge cells or outputs, with a
-    million-value bomb of empty objects, with duplicated grade_ids;
+    million-value bomb of empty objects, with duplicated grade_ids, any of them behind a UTF-8 byte-order mark;
+  - renamed copies (``Copy of ...``, ``... (1)``, another letter case) of a release notebook, of another one, two
+    of one notebook, or garbage under such a name;
   - odd entries: FIFOs and sockets named like notebooks, links (out of the submission, inside it, dangling, looping),
     folders named like files, files of odd modes, many small files;
   - odd ids: leading dots, control and format characters, bidi overrides, 255-byte names, pattern characters.
@@ -26,6 +28,11 @@ NOTEBOOKS = ("02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb"
 # benchmarks/fuzz_cohort.py sets 1 (and more)
 SUITE_SCALE = float(os.environ.get("HOSTILE_SCALE", "0.34"))
 RUN_FILE = "vanilla.nopretrain.dev.predictions"
+RELEASE = Path(__file__).resolve().parents[1] / "notebooks" / "a5"
+# names a browser's download, a "Duplicate" or another letter case give the notebooks
+RENAMED = ("Copy of 03_span_corruption.ipynb", "02_finetune_without_pretraining (1).ipynb", "05_SYNTHESIZER.ipynb",
+           "03_span_corruption-Copy1.ipynb")
+BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -62,7 +69,13 @@ def _code(source, grade_id: str | None = None, outputs=None) -> dict:
 def notebook_bytes(draw) -> bytes:
     """Bytes a hostile notebook holds."""
     kind = draw(st.sampled_from(["garbage", "truncated", "deep", "empty_objects", "nbformat", "huge_cell",
-                                 "huge_outputs", "duplicated_ids", "odd_types"]))
+                                 "huge_outputs", "duplicated_ids", "odd_types", "bom", "release_copy"]))
+    if kind == "bom":
+        bomb = b'{"nbformat": 4, "cells": [' + b",".join([b"{}"] * int(SUITE_SCALE * 1_500_000)) + b"]}"
+        return BOM + draw(st.one_of(st.binary(max_size=2000), st.just(_notebook([_code("x = 1")])), st.just(bomb)))
+    if kind == "release_copy":  # a release notebook's bytes, maybe as a Windows editor saves them
+        data = (RELEASE / draw(st.sampled_from(NOTEBOOKS))).read_bytes()
+        return draw(st.sampled_from([data, BOM + data.replace(b"\n", b"\r\n")]))
     if kind == "garbage":
         return draw(st.binary(max_size=2000))
     if kind == "truncated":
@@ -99,10 +112,13 @@ ODD_NAMES = st.one_of(
 @st.composite
 def entry(draw) -> Entry:
     """One hostile entry of a submission."""
-    kind = draw(st.sampled_from(["notebook", "notebook", "fifo", "socket", "link", "folder", "mode", "run_file"]))
+    kind = draw(st.sampled_from(["notebook", "notebook", "renamed", "fifo", "socket", "link", "folder", "mode",
+                                 "run_file"]))
     name = draw(st.sampled_from(NOTEBOOKS))
     if kind == "notebook":
         return Entry(name, "file", draw(notebook_bytes()))
+    if kind == "renamed":
+        return Entry(draw(st.sampled_from(RENAMED)), "file", draw(notebook_bytes()))
     if kind == "fifo":
         return Entry(name, "fifo")
     if kind == "socket":

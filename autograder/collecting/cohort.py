@@ -75,5 +75,6 @@ def collect_cohort(submitted: Path, assignment: str, dest: Path, limits: Limits 
             cohort.students.append(outcome.value)
             continue
         shutil.rmtree(dest / name, ignore_errors=True)  # whatever the unit copied before it failed
-        cohort.students.append(Collected(name, None, [f"the submission could not be collected: {outcome.failure}"]))
+        why = f"the submission could not be collected: {outcome.failure}"
+        cohort.students.append(Collected(name, None, [why], notices=[why]))
     return cohort

@@ -11,7 +11,9 @@ grader's (``autograder.collecting.safe_files`` reads without following links), a
 out: to the instructor in ``dropped`` (names shown sanitised), and to the student, for an
 expected file that is missing, in ``notes`` (grader-written words naming the assignment's
 file, never the student's). The entries it does not need are listed only up to a cap, for
-those reasons and for names that miss an expected one by spaces or capitals.
+those reasons and for names that miss an expected one by spaces or capitals. Notebooks are copied as
+Jupyter saves them, and a missing one's renamed copy is taken in its place
+(``autograder.collecting.notebook_copies``); the instructor reads one line about each in ``notices``.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from autograder.checks.run_files import (
     RUN_FILES,  # the run files graded: params and predictions of each run part
     RUN_LOGS,  # every run's log: the run cells show it; the audit retrains with its seeds
 )
+from autograder.collecting.notebook_copies import Marks, missing_notices, normalise, release_marks, stand_ins
 from autograder.collecting.prints import Prints, prints_of
 from autograder.collecting.safe_files import (
     MB,
@@ -70,13 +73,16 @@ class Wanted:
     notebooks: frozenset[str]  # the assignment's notebooks, at the top of the submission
     run_files: frozenset[str]  # runs' params, predictions and logs, in outputs/ or at the top
     extras: frozenset[str] = frozenset({TIMESTAMP, SECRET})  # nbgrader's small files, at the top
+    marks: Marks = ()  # each release notebook's grade_ids, to tell a renamed copy of a missing one (none: none taken)
 
 
 def wanted_for(assignment: str, release: Path | None = None) -> Wanted:
-    """The assignment's notebooks (the release's file names) and the run files."""
+    """The assignment's notebooks (the release's file names, and their grade_ids) and the run files."""
     release = release or layout.RELEASE_DIR.parent / assignment
-    names = frozenset(p.name for p in release.glob("*.ipynb")) if release.is_dir() else frozenset()
-    return Wanted(names, frozenset(RUN_FILES) | RUN_LOGS)
+    if not release.is_dir():
+        return Wanted(frozenset(), frozenset(RUN_FILES) | RUN_LOGS)
+    return Wanted(frozenset(p.name for p in release.glob("*.ipynb")), frozenset(RUN_FILES) | RUN_LOGS,
+                  marks=release_marks(release))
 
 
 @dataclass
@@ -86,12 +92,15 @@ class Collected:
     student: str  # the student id (the folder's name in submitted/)
     folder: Path | None  # the copy: dest/<student>/<assignment> (None: nothing usable found)
     dropped: list[str] = field(default_factory=list)  # instructor's: one reason per thing left out
-    # for the student: expected file -> why it is missing
+    # for the student: expected file -> why it is missing, or that a renamed copy was graded as it (grader's words)
     notes: dict[str, str] = field(default_factory=dict)
     # copied file -> its source's (device, inode)
     inodes: dict[str, tuple[int, int]] = field(default_factory=dict)
     linked: list[str] = field(default_factory=list)  # copies whose source had other hard links
     prints: Prints = Prints((), (), "")  # the copy's hashes from its unit (for flags and re-runs)
+    # instructor's, one sanitised line each, for every step's closing summary: a notebook not handed in, a renamed
+    # copy taken in its place, a notebook normalised or unreadable, a submission not collected
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -167,6 +176,7 @@ class _Submission:
     def __init__(self, top_fd: int, wanted: Wanted, limits: Limits, reasons: _Reasons):
         self.top_fd, self.wanted, self.limits, self.reasons = top_fd, wanted, limits, reasons
         self.notes: dict[str, str] = {}
+        self.notices: list[str] = []
         self.held: list[int] = []  # folders opened following links, closed with the submission
         self.outputs_fd: int | None = None
         st = lstat_at(OUTPUTS, top_fd)
@@ -223,11 +233,15 @@ class _Submission:
         return False
 
     def find(self) -> list[_Found]:
-        """Wanted regular files: notebooks and extras at the top, run files in outputs/ first."""
-        found = []
+        """Wanted regular files: notebooks and extras at the top (a missing notebook's renamed copy in its place),
+        run files in outputs/ first."""
+        found, absent = [], set()
         for name in sorted(self.wanted.notebooks | self.wanted.extras):
             if place := self._regular(self.top_fd, name, name):
                 found.append(_Found(*place, name, name))
+            elif place is None and name in self.wanted.notebooks:
+                absent.add(name)
+        found += self._stand_ins(absent)
         for name in sorted(self.wanted.run_files):
             inside = self.outputs_fd is not None and self._regular(self.outputs_fd, name, f"{OUTPUTS}/{name}")
             at_top = self._regular(self.top_fd, name, name)
@@ -238,6 +252,13 @@ class _Submission:
             elif at_top:
                 found.append(_Found(*at_top, name, f"{OUTPUTS}/{name}"))
         return found
+
+    def _stand_ins(self, absent: set[str]) -> list[_Found]:
+        """The renamed copies taken in missing notebooks' places (``notebook_copies``), said to both readers."""
+        limits = self.limits
+        taken = stand_ins(self.top_fd, absent, self.wanted.notebooks, self.wanted.marks, limits.notebook_bytes,
+                          limits.total_bytes, limits.max_entries, self.notes, self.notices)
+        return [_Found(self.top_fd, name, name, release) for name, release in taken]
 
     def explain_the_rest(self, found: list[_Found]) -> None:
         """Reasons for what else is there (a bounded listing); notes for names near a wanted one."""
@@ -278,7 +299,8 @@ def collect_submission(student_dir: Path, student: str, assignment: str, dest: P
     student_dir = Path(student_dir)
     problem = id_problem(student)
     if problem:
-        return Collected(shown(student), None, [f"{shown(student)}: {problem}, so not collected"])
+        why = f"{shown(student)}: {problem}, so not collected"
+        return Collected(shown(student), None, [why], notices=[why])
     parent = os.open(student_dir.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         collected = collect_at(parent, student_dir.name, student, assignment, Path(dest), limits, wanted)
@@ -293,14 +315,15 @@ def collect_at(parent_fd: int, name: str, student: str, assignment: str, dest: P
     """The submission in folder ``name`` of the open folder ``parent_fd``, for ``student``."""
     st = lstat_at(name, parent_fd)
     if st is None:
-        return Collected(student, None, [f"{shown(name)}: no such student folder"])
+        return Collected(student, None, [f"{shown(name)}: no such student folder"],
+                         notices=[f"{shown(name)}: no such student folder"])
     if problem := folder_problem(name, st):  # a link to someone else's folder, or a file
-        return Collected(student, None, [problem])
+        return Collected(student, None, [problem], notices=[problem])
     student_fd = open_dir(name, parent_fd)
     try:
         problem = folder_problem(assignment, lstat_at(assignment, student_fd))
         if problem:
-            return Collected(student, None, [problem])
+            return Collected(student, None, [problem], notices=[problem])
         assignment_fd = open_dir(assignment, student_fd)
         try:
             reasons = _Reasons()
@@ -308,11 +331,16 @@ def collect_at(parent_fd: int, name: str, student: str, assignment: str, dest: P
             try:
                 found = submission.find()
                 submission.explain_the_rest(found)
-                collected = Collected(student, None, notes=submission.notes)
+                collected = Collected(student, None, notes=submission.notes, notices=submission.notices)
                 collected.folder = _copy_all(found, dest / student / assignment, reasons, limits, collected)
             finally:
                 submission.close()
             collected.dropped = reasons.closed()
+            if collected.folder is not None:
+                notebooks = sorted(t for t in collected.inodes if t.endswith(".ipynb"))
+                collected.notices += [n for name in notebooks if (n := normalise(collected.folder / name,
+                                                                                   limits.notebook_bytes))]
+            collected.notices += missing_notices(wanted.notebooks, collected.inodes, collected.notes, collected.notices)
             return collected
         finally:
             os.close(assignment_fd)

@@ -148,6 +148,30 @@ def copy_regular(dir_fd: int, name: str, label: str, target: Path, cap: int) -> 
         os.close(src)
 
 
+def read_regular(dir_fd: int, name: str, cap: int) -> bytes | None:
+    """The bytes of regular file ``name`` of the open folder (no link followed, no FIFO opened), or None when it
+    is anything else, cannot be opened or holds more than ``cap`` bytes."""
+    try:
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
+            return None
+        chunks, size = [], 0
+        while chunk := os.read(fd, min(CHUNK, cap + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:  # it grew while read
+                return None
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _copy_capped(src: int, target: Path, cap: int) -> int | None:
     """Copy ``src`` into a new file ``target``: bytes copied, or None (and no file) past ``cap``."""
     out = os.open(target, WRITE_FLAGS, COPY_MODE)

@@ -1,8 +1,9 @@
 """Confinement for untrusted submission code on bubblewrap and cgroups (no mount code of our own).
 
 A confined command sees an *allowlist*: the Python environment and the course
-library read-only, the folders a job names (its own copies of what it needs),
-and a size-capped scratch ``/tmp``; nothing else of the host (no course folder,
+library read-only, the folders a job names (its own copies of what it needs, or a
+folder of links to them that takes new files in the sandbox only), and a size-capped
+scratch ``/tmp``; nothing else of the host (no course folder,
 no gradebook, no other student). It runs
 - in new PID, network, IPC, UTS and cgroup namespaces (bubblewrap), so it can
   neither see nor signal any other process nor reach the network, and every
@@ -28,6 +29,7 @@ from course_lib.layout import REPO
 
 COURSE_LIB = REPO / "course_lib"
 NOBODY = 65534  # uid and gid the confined code runs as
+LINKED_SOURCES = "/run/linked-folders"  # where the folders behind Mounts.linked are seen read-only
 # read-only system folders an interpreter needs; /etc only for user and library lookups
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/bin", "/sbin")
 SYSTEM_FILES = ("/etc/passwd", "/etc/group", "/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/localtime",
@@ -40,6 +42,10 @@ class Mounts:
 
     read_only: dict[str, str] = field(default_factory=dict)  # host path -> path inside
     writable: dict[str, str] = field(default_factory=dict)  # host path -> inside (sockets only)
+    # host folder -> path inside: a writable folder of the sandbox's own (a size-capped tmpfs) holding a link to each
+    # entry of the host folder, seen read-only beside it, so a notebook may write files into its own folder (a
+    # %%writefile helper) and nothing it writes leaves the sandbox
+    linked: dict[str, str] = field(default_factory=dict)
 
 
 def status() -> str | None:
@@ -68,6 +74,11 @@ def python_paths() -> list[str]:
     return [p for i, p in enumerate(ordered) if not any(p.startswith(q.rstrip("/") + "/") for q in ordered[:i])]
 
 
+def linked_sources(mounts: Mounts) -> dict[str, str]:
+    """Where inside the sandbox each ``Mounts.linked`` folder's own files are seen (its links lead there)."""
+    return {inside: f"{LINKED_SOURCES}/{i}" for i, inside in enumerate(mounts.linked.values())}
+
+
 def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = "/tmp",
                env: dict[str, str] | None = None, as_pid_1: bool = False) -> list[str]:
     """The bubblewrap command line that runs ``command`` confined (see the module docstring). With
@@ -93,10 +104,12 @@ def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = 
     # the course library at its own path, so the editable install's finder still finds it
     binds.append((str(COURSE_LIB), str(COURSE_LIB)))
     binds += list(mounts.read_only.items())
+    sources = linked_sources(mounts)
+    binds += [(host, sources[inside]) for host, inside in mounts.linked.items()]
     # bwrap makes missing parents of a mount point 0700: make them traversable for nobody first
     made = {"/tmp", "/dev/shm", "/dev", "/proc"}
-    parents = sorted({str(p) for _, d in [*binds, *mounts.writable.items()] for p in Path(d).parents
-                      if str(p) != "/"} - made, key=len)
+    parents = sorted({str(p) for _, d in [*binds, *mounts.writable.items(), *mounts.linked.items()]
+                      for p in Path(d).parents if str(p) != "/"} - made, key=len)
     for parent in parents:
         if parent.split("/")[1] not in {Path(f).name for f in SYSTEM_DIRS}:
             argv += ["--perms", "0755", "--dir", parent]
@@ -104,6 +117,10 @@ def bwrap_argv(command: list[str], mounts: Mounts, limits: Limits, chdir: str = 
         argv += ["--ro-bind", host, inside]
     for host, inside in mounts.writable.items():
         argv += ["--bind", host, inside]
+    for host, inside in mounts.linked.items():
+        argv += ["--perms", "01777", "--size", str(limits.scratch_mb * 2 ** 20), "--tmpfs", inside]
+        argv += [arg for name in sorted(os.listdir(host)) for arg in ("--symlink", f"{sources[inside]}/{name}",
+                                                                      f"{inside}/{name}")]
     base_env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
                 "MPLCONFIGDIR": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
                 "OMP_NUM_THREADS": "1", "COURSE_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",

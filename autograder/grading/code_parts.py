@@ -15,6 +15,7 @@ from pathlib import Path
 
 from autograder.checks import hyperparameters, registry, run_files
 from autograder.collecting.collect import OUTPUTS
+from autograder.collecting.safe_files import shown
 from autograder.confinement.jobs import run_job
 from autograder.exports import reasons
 from autograder.grading.results import OUT_OF_TIME, Budget, PartResult, Settings
@@ -35,6 +36,9 @@ PROBE_ENV = {"NBGRADER_EXECUTION": "autograde", "COURSE_DATA_DIR": "{job}/data",
 # draw nothing (course_lib.notebook.plots), a student's own draw on Agg
 RUN_ALL_ENV = {"COURSE_OUT_DIR": "{job}/" + OUTPUTS, "COURSE_PLOTS": "off", "MPLBACKEND": "Agg"}
 LOG_TAIL = 12000  # characters of the probe job's output (every cell's) kept in the instructor's log
+# of a probe job's time limit, what its own deadline leaves for starting Python and torch and answering: a tenth,
+# within these bounds, and at most half
+MIN_MARGIN_SECONDS, ANSWER_MARGIN_SECONDS = 15, 60
 
 
 def saved_runs(folder: Path) -> dict[str, Path]:
@@ -43,17 +47,22 @@ def saved_runs(folder: Path) -> dict[str, Path]:
     return {f"{OUTPUTS}/{name}": folder / OUTPUTS / name for name in names if (folder / OUTPUTS / name).is_file()}
 
 
-def error_reason(error, check: registry.Check, failed: dict, notes: dict[str, str] | None = None) -> str:
-    """A student-facing reason for a probe that did not return, from the fixed vocabulary."""
+def error_reason(error, check: registry.Check, failed: dict, seconds: float | None = None) -> str:
+    """A student-facing reason for a probe that did not return, from the fixed vocabulary; ``seconds`` is the
+    time the probe job had for all the notebooks."""
     kind = error.get("kind") if isinstance(error, dict) else None
     where = reasons.place(error.get("where")) if isinstance(error, dict) else ""
     if kind == "missing":
         names = [n for n in check.needs if n in (error.get("names") or [])] or list(check.needs)
-        return f"not defined in your notebooks: {', '.join(names)}" + _why_missing(names, failed, notes or {})
+        return f"not defined in your notebooks: {', '.join(names)}" + _why_missing(names, failed)
     if kind == "not_written":
         return "not written yet (NotImplementedError)" + where
     if kind == "timeout":
         return f"ran past its time limit of {check.seconds} s and was stopped" + where
+    if kind == "out_of_time":
+        total = f"the {seconds:.0f} s" if seconds else "the time"
+        return (f"not checked: {total} the grader gives all your notebooks together ran out before this check "
+                "(cells of your own that run long use it up; each cell may take at most the time limit of a cell)")
     if kind == "memory":
         return "ran out of memory (MemoryError)" + where
     if kind == "raised":
@@ -61,15 +70,13 @@ def error_reason(error, check: registry.Check, failed: dict, notes: dict[str, st
     return "no result came back for this check"
 
 
-def _why_missing(names: list[str], failed: dict, notes: dict[str, str]) -> str:
-    """Why the missing names' notebook did not give them: missing (the collect step's note),
-    unreadable, or with a failing cell."""
+def _why_missing(names: list[str], failed: dict) -> str:
+    """Why the missing names' notebook did not give them: unreadable, or with a failing cell (a notebook not
+    handed in is said by ``grade.said_about_notebooks``)."""
     said = []
     for notebook in sorted({f"{PARTS[n].notebook}.ipynb" for n in names if n in PARTS}):
         info = failed.get(notebook)
-        if notebook in notes:
-            said.append(f"{notebook} is not in the submission: {notes[notebook]}")
-        elif isinstance(info, dict) and info.get("kind") == "unreadable":
+        if isinstance(info, dict) and info.get("kind") == "unreadable":
             said.append(f"{notebook} could not be read as a notebook")
         elif isinstance(info, dict) and info.get("kind") == "cell":
             said.append(f"{notebook}: a cell raised {reasons.error_type(info.get('type'))}"
@@ -77,8 +84,14 @@ def _why_missing(names: list[str], failed: dict, notes: dict[str, str]) -> str:
     return f" ({'; '.join(said)})" if said else ""
 
 
+def notebooks_seconds(timeout: float) -> float:
+    """The probe job's own deadline for running the notebooks and their checks, inside its ``timeout``: the
+    rest starts Python and torch and sends the answer back, so a deadline that comes keeps what was checked."""
+    return max(1.0, timeout - min(ANSWER_MARGIN_SECONDS, max(MIN_MARGIN_SECONDS, 0.1 * timeout), 0.5 * timeout))
+
+
 def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: int, budget: Budget,
-               notes: dict[str, str] | None = None, chosen: dict[str, dict] | None = None) -> list[PartResult]:
+               chosen: dict[str, dict] | None = None) -> list[PartResult]:
     """Probe every check in one confined job on inputs drawn from ``seed``; judge each output here.
     The training hyperparameters the glue chose (``autograder.checks.hyperparameters``, from the
     glue checks that passed) go into ``chosen``, for the audit."""
@@ -86,9 +99,10 @@ def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: 
     if timeout <= 0:
         return [PartResult(c.grade_id, 0.0, c.points, OUT_OF_TIME) for c in registry.CHECKS]
     rng = random.Random(seed)
+    seconds = notebooks_seconds(timeout)
     with tempfile.TemporaryDirectory(prefix="grader-inputs-") as tmp:
         inputs, files = registry.prepare(rng, tmp)
-        request = {"notebooks": [p.name for p in notebooks], "cell_seconds": settings.cell_seconds,
+        request = {"notebooks": [p.name for p in notebooks], "cell_seconds": settings.cell_seconds, "seconds": seconds,
                    "checks": [{"grade_id": c.grade_id, "notebook": c.notebook, "needs": list(c.needs),
                                "probe": c.probe, "seconds": c.seconds,
                                "inputs": registry.sent_inputs(c, inputs[c.grade_id])} for c in registry.CHECKS]}
@@ -101,7 +115,11 @@ def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: 
     answer = job.answer if isinstance(job.answer, dict) else {}
     checks = answer.get("checks") if isinstance(answer.get("checks"), dict) else {}
     failed = answer.get("failed_notebooks") if isinstance(answer.get("failed_notebooks"), dict) else {}
-    results = [_judged(check, inputs[check.grade_id], checks.get(check.grade_id), failed, notes, log)
+    late = answer.get("out_of_time")
+    late = [n for n in late if isinstance(n, str)][:len(notebooks)] if isinstance(late, list) else []
+    if late:
+        log.append(f"out of time ({seconds:.0f} s) in: {', '.join(shown(n) for n in late)}")
+    results = [_judged(check, inputs[check.grade_id], checks.get(check.grade_id), failed, seconds, log)
                for check in registry.CHECKS]
     if chosen is not None:
         passed = {r.part for r in results if r.points == r.max_points}
@@ -112,12 +130,12 @@ def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: 
     return results
 
 
-def _judged(check: registry.Check, inputs: dict, got, failed: dict, notes, log: list[str]) -> PartResult:
+def _judged(check: registry.Check, inputs: dict, got, failed: dict, seconds: float, log: list[str]) -> PartResult:
     """One check's points from its probe's raw output (or the error that stopped the probe)."""
     if not isinstance(got, dict) or ("output" not in got and "error" not in got):
         return PartResult(check.grade_id, 0.0, check.points, "no result came back for this check")
     if "error" in got:
-        why = error_reason(got["error"], check, failed, notes)
+        why = error_reason(got["error"], check, failed, seconds)
         return PartResult(check.grade_id, 0.0, check.points, reasons.bounded(why))
     try:
         problems = check.judge(inputs, got["output"])

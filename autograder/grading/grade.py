@@ -14,7 +14,9 @@ import random
 import traceback
 
 from autograder.checks import registry
+from autograder.checks.run_files import RUN_CELLS
 from autograder.collecting.collect import Collected
+from autograder.exports import reasons
 from autograder.grading.code_parts import grade_code
 from autograder.grading.plausibility import above_ceiling
 from autograder.grading.results import (
@@ -42,8 +44,7 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
         result.parts = [PartResult(c.grade_id, 0.0, c.points,
                                    "no notebooks in the submission") for c in registry.CHECKS]
     else:
-        result.parts = grade_code(notebooks, settings, result.log, seed, budget, collected.notes,
-                                  result.hyperparameters)
+        result.parts = grade_code(notebooks, settings, result.log, seed, budget, result.hyperparameters)
     if collected.folder is None:
         result.parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, "no submission folder")
                          for b in settings.bars]
@@ -54,7 +55,28 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
         result.log += [f"{split}: {100 * result.accuracies[split]:.1f}% is above what the course's code reaches "
                        "with this preset (bars.toml's ceiling): flagged, audited first"
                        for split in result.above_ceiling]
+    result.parts = said_about_notebooks(result.parts, {p.name for p in notebooks}, collected.notes)
     return result
+
+
+def said_about_notebooks(parts: list[PartResult], present: set[str], notes: dict[str, str]) -> list[PartResult]:
+    """Every part a notebook holds (its checks, and the run splits whose points its run cells hold) says what the
+    collect step said of that notebook: "05_synthesizer.ipynb was not handed in" (and why, when it knows) when it is
+    not in the copy; the collect step's note when it is (a renamed copy taken in its place). Names only the
+    assignment's own notebooks."""
+    holder = {c.grade_id: f"{c.notebook}.ipynb" for c in registry.CHECKS}
+    holder.update({label: f"{notebook}.ipynb" for label, (notebook, _) in RUN_CELLS.items()})
+    said = []
+    for part in parts:
+        notebook = holder.get(part.part)
+        if notebook is not None and notebook not in present:
+            why = f"{notebook} was not handed in" + (f": {notes[notebook]}" if notebook in notes else "")
+            part = PartResult(part.part, 0.0, part.max_points, reasons.bounded(why))
+        elif notebook in notes:
+            part = PartResult(part.part, part.points, part.max_points,
+                              reasons.bounded(f"{part.reason} ({notebook} {notes[notebook]})"))
+        said.append(part)
+    return said
 
 
 def grade_one(collected: Collected, settings: Settings, gold: dict) -> SubmissionResult:

@@ -4,9 +4,10 @@
 
 Jobs:
   probe    run the student's notebooks as Jupyter's Run All does (each on its own,
-           so one broken notebook does not hide the others) and, where each
-           check's test cell stands, its probe on the grader's inputs; per check,
-           the raw output or what stopped it.
+           so one broken notebook does not hide the others; in a writable working
+           folder; each cell within the cell limit, all within the job's own
+           deadline) and, where each check's test cell stands, its probe on the
+           grader's inputs; per check, the raw output or what stopped it.
   decode   no student code: answer questions with trusted model code and the
            submitted params (loaded with ``weights_only``), for the run parts.
   retrain  the audit, with no student code: the course's reference notebooks
@@ -22,14 +23,15 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import sys
 import time
 import traceback
 import types
+from dataclasses import dataclass
 
 from . import wire
 from .process_state import ProcessState
+from .working_folder import enter_working_folder, working_folder
 
 CELL_LABEL = re.compile(r"^\d\d_[A-Za-z0-9_]+\.ipynb cell \d+( \([A-Za-z0-9_.-]{1,60}\))?$")
 
@@ -58,18 +60,29 @@ def _error(kind: str, err: BaseException | None = None) -> dict:
     return out
 
 
-def load_one(path: str, index: int, cell_seconds: float | None, skip_tags=None,
-             at_test=None) -> tuple[dict, dict | None, list[str]]:
+@dataclass
+class Loaded:
+    """One notebook as its cells left it."""
+
+    names: dict  # the names it defined
+    failed: dict | None  # what went wrong (unreadable, failing cells), or None
+    not_written: list[str]  # labels of cells that raised NotImplementedError
+    out_of_time: bool = False  # the job's deadline stopped it before its last cell
+
+
+def load_one(path: str, index: int, cell_seconds: float | None, skip_tags=None, at_test=None,
+             deadline: float | None = None) -> Loaded:
     """One notebook's names, loaded as nbgrader runs it (past a failing cell); what went wrong, if
-    anything. ``skip_tags`` and ``at_test`` as in ``course_lib.loader.load.load_notebooks``
-    (default: its SKIP_TAGS)."""
+    anything. ``skip_tags``, ``at_test`` and ``deadline`` as in
+    ``course_lib.loader.load.load_notebooks`` (default: its SKIP_TAGS)."""
     from course_lib.loader.load import SKIP_TAGS, NotebookLoadError, load_notebooks
 
     try:
         module = load_notebooks([path], module_name=f"submission_{index}", errors="record", cell_seconds=cell_seconds,
-                                skip_tags=SKIP_TAGS if skip_tags is None else skip_tags, at_test=at_test)
+                                skip_tags=SKIP_TAGS if skip_tags is None else skip_tags, at_test=at_test,
+                                deadline=deadline)
     except NotebookLoadError:
-        return {}, {"kind": "unreadable"}, []
+        return Loaded({}, {"kind": "unreadable"}, [])
     for labels in module.__repeated__:  # for the instructor: a cell split or copied in JupyterLab
         print(f"[grader] one grade_id in {len(labels)} cells, each run in order (a check at the last): "
               f"{'; '.join(labels)}", flush=True)
@@ -78,7 +91,9 @@ def load_one(path: str, index: int, cell_seconds: float | None, skip_tags=None,
         first = module.__errors__[0]
         where = first.label + (f" line {first.line}" if first.line else "")
         failed = {"kind": "cell", "type": first.kind, "where": where, "count": len(module.__errors__)}
-    return _own(vars(module)), failed, module.__not_written__
+    if module.__out_of_time__:
+        print(f"[grader] out of time before {module.__out_of_time__}", flush=True)
+    return Loaded(_own(vars(module)), failed, module.__not_written__, module.__out_of_time__ is not None)
 
 
 def _own(names: dict) -> dict:
@@ -94,40 +109,41 @@ def load_parts(paths: list[str], cell_seconds: float | None = None) -> tuple[typ
     failed: dict = {}
     not_written: list[str] = []
     for i, path in enumerate(paths):
-        names, problem, unwritten = load_one(path, i, cell_seconds)
-        if problem:
-            failed[os.path.basename(path)] = problem
-        not_written += unwritten
-        merged.update(names)
+        loaded = load_one(path, i, cell_seconds)
+        if loaded.failed:
+            failed[os.path.basename(path)] = loaded.failed
+        not_written += loaded.not_written
+        merged.update(loaded.names)
     return types.SimpleNamespace(**merged), failed, not_written
 
 
-def _alarm(signum, frame):
-    raise CheckTimeout()
-
-
-def _run_check(probes: dict, check: dict, parts: types.SimpleNamespace) -> dict:
+def _run_check(probes: dict, check: dict, parts: types.SimpleNamespace, deadline: float | None = None) -> dict:
     """One probe on the grader's inputs, in the names of the check's own notebook: its raw output
     (encoded for the wire at once, so a later cell that changes a tensor in place changes nothing)
-    or what stopped it."""
+    or what stopped it. Its own time limit, or what is left before ``deadline`` when that is less."""
+    from course_lib.loader.time_limit import time_limit
+
     missing = [n for n in check["needs"] if not hasattr(parts, n)]
     if missing:
         return {"error": {"kind": "missing", "names": missing}}
-    signal.signal(signal.SIGALRM, _alarm)  # the notebook's cells may have taken the alarm
-    signal.alarm(max(1, int(check.get("seconds", 60))))
+    seconds = max(1, int(check.get("seconds", 60)))
+    left = None if deadline is None else deadline - time.monotonic()
+    if left is not None and left <= 0:
+        return {"error": {"kind": "out_of_time"}}
+    cut = left is not None and left < seconds  # the job's deadline, not the check's own limit, would stop it
     started = time.monotonic()
     try:
-        return {"output": wire.encode(probes[check["probe"]](parts, check["inputs"]))}
+        with time_limit(min(seconds, left) if cut else seconds, CheckTimeout):
+            return {"output": wire.encode(probes[check["probe"]](parts, check["inputs"]))}
     except NotImplementedError as err:
         return {"error": _error("not_written", err)}
     except CheckTimeout as err:
-        return {"error": _error("timeout", err)}
+        return {"error": _error("out_of_time" if cut else "timeout", err)}
     except MemoryError as err:
         return {"error": _error("memory", err)}
     except BaseException as err:  # SystemExit and KeyboardInterrupt from student code too
         return {"error": _error("raised", err)}
     finally:
-        signal.alarm(0)
         print(f"[grader] {check['grade_id']}: {time.monotonic() - started:.1f} s", flush=True)
 
 
@@ -136,15 +152,21 @@ def probe(request: dict) -> dict:
     first, then every cell in order, each check's probe where its test cell stands, on the names as
     they are there (a later cell that rebinds a name changes nothing; a name or a setting of 08
     never reaches 07's checks). A check whose test cell is not in the notebook runs on the
-    notebook's final names. A notebook with no check is not run: its names reach no check."""
+    notebook's final names. A notebook with no check is not run: its names reach no check. The
+    notebooks share a writable working folder (``working_folder``), as they share their folder
+    under nbgrader. Past ``request["seconds"]`` no cell or check starts: what was checked before
+    keeps its answer, the rest are "out_of_time"."""
     from course_lib.loader.load import RUN_ALL
 
     from .probes import PROBES
 
     probes = dict(PROBES)  # taken before any student code runs (it could rebind the module's table)
-    fresh = ProcessState.taken()
     started = time.monotonic()
-    answers = {"failed_notebooks": {}, "not_written": [], "checks": {}}
+    deadline = started + float(request["seconds"]) if request.get("seconds") else None
+    working = working_folder(os.getcwd())
+    enter_working_folder(working)
+    fresh = ProcessState.taken(working)
+    answers = {"failed_notebooks": {}, "not_written": [], "checks": {}, "out_of_time": []}
     waiting = list(request["checks"])
     for i, path in enumerate(request["notebooks"]):
         mine = {c["grade_id"]: c for c in waiting if f"{c['notebook']}.ipynb" == os.path.basename(path)}
@@ -155,17 +177,20 @@ def probe(request: dict) -> dict:
         def at_test(grade_id: str, names: dict, mine: dict = mine) -> None:
             if grade_id in mine:  # the grader's check at its test cell, which itself never runs
                 parts = types.SimpleNamespace(**_own(names))
-                answers["checks"][grade_id] = _run_check(probes, mine.pop(grade_id), parts)
+                answers["checks"][grade_id] = _run_check(probes, mine.pop(grade_id), parts, deadline)
 
         fresh.restore()
         began = time.monotonic()
-        names, problem, unwritten = load_one(path, i, request.get("cell_seconds"), RUN_ALL, at_test)
+        loaded = load_one(path, i, request.get("cell_seconds"), RUN_ALL, at_test, deadline)
         print(f"[grader] {os.path.basename(path)}: run and checked in {time.monotonic() - began:.1f} s", flush=True)
-        if problem:
-            answers["failed_notebooks"][os.path.basename(path)] = problem
-        answers["not_written"] += [w for w in unwritten if CELL_LABEL.match(w)]
-        for check in mine.values():  # its test cell is not in the notebook
-            answers["checks"][check["grade_id"]] = _run_check(probes, check, types.SimpleNamespace(**names))
+        if loaded.failed:
+            answers["failed_notebooks"][os.path.basename(path)] = loaded.failed
+        if loaded.out_of_time:
+            answers["out_of_time"].append(os.path.basename(path))
+        answers["not_written"] += [w for w in loaded.not_written if CELL_LABEL.match(w)]
+        for check in mine.values():  # its test cell is not in the notebook, or the deadline came first
+            answers["checks"][check["grade_id"]] = {"error": {"kind": "out_of_time"}} if loaded.out_of_time else \
+                _run_check(probes, check, types.SimpleNamespace(**loaded.names), deadline)
     for check in waiting:  # their notebook is not in the submission
         answers["checks"][check["grade_id"]] = {"error": {"kind": "missing", "names": list(check["needs"])}}
     fresh.restore()

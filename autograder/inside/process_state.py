@@ -4,10 +4,12 @@ In Jupyter each notebook has its own kernel, so a line like
 ``torch.set_default_dtype(torch.float64)`` in 07 or ``os.chdir(...)`` in 06 never reaches the checks
 of 02-05. The probe job loads every notebook in one process; before each notebook (and so before its
 checks) it restores the process-wide settings an honest notebook changes, as they were before any
-student code ran.
+student code ran, and forgets the modules imported from the working folder (a helper a notebook
+wrote is imported afresh by the next one, from the file as it is then).
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import warnings
@@ -34,10 +36,11 @@ class ProcessState:
     threads: int  # torch.get_num_threads()
     default_device: object  # torch.get_default_device()
     numpy_errors: dict = field(default_factory=lambda: dict(NUMPY_DEFAULT_ERRORS))  # numpy.geterr()
+    working: str | None = None  # the notebooks' working folder (``working_folder``): its modules are forgotten
 
     @classmethod
-    def taken(cls) -> ProcessState:
-        """The settings as they are now."""
+    def taken(cls, working: str | None = None) -> ProcessState:
+        """The settings as they are now; ``working``: the notebooks' own folder, whose modules a restore forgets."""
         import torch
 
         # not imported here: a notebook that never uses numpy does not pay for it
@@ -47,12 +50,15 @@ class ProcessState:
                          torch.is_deterministic_algorithms_warn_only_enabled())
         return cls(os.getcwd(), dict(os.environ), list(sys.path), sys.stdout, sys.stderr, list(warnings.filters),
                    torch.get_default_dtype(), torch.is_grad_enabled(), deterministic,
-                   torch.is_anomaly_enabled(), torch.get_num_threads(), torch.get_default_device(), numpy_errors)
+                   torch.is_anomaly_enabled(), torch.get_num_threads(), torch.get_default_device(), numpy_errors,
+                   working)
 
     def restore(self) -> None:
         """Put every setting back as it was taken."""
         import torch
 
+        if self.working is not None:
+            forget_modules_under(self.working)
         os.chdir(self.cwd)
         os.environ.clear()
         os.environ.update(self.environ)
@@ -76,3 +82,17 @@ class ProcessState:
             torch.set_default_device(None if self.default_device == torch.device("cpu") else self.default_device)
         if "numpy" in sys.modules:
             sys.modules["numpy"].seterr(**self.numpy_errors)
+
+
+def forget_modules_under(folder: str) -> None:
+    """Drop from ``sys.modules`` what was imported from files under ``folder`` (a new kernel has not imported
+    them), and the import system's cached listings, which may predate a file a cell wrote."""
+    prefix = os.path.join(os.path.realpath(folder), "")
+    for name, module in list(sys.modules.items()):
+        try:
+            path = module.__dict__.get("__file__")  # the module's own attribute, never its __getattr__
+        except Exception:  # not a module: whatever a cell put there
+            continue
+        if isinstance(path, str) and os.path.realpath(path).startswith(prefix):
+            del sys.modules[name]
+    importlib.invalidate_caches()

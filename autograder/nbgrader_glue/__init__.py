@@ -6,7 +6,8 @@ student's nbgrader per unit, re-runs by hash), one student's nbgrader process
 course's ``nbgrader_config.py`` applies (``setup``), the confined grading kernel (``kernel``,
 ``jupyter/kernels/course-grading``), nbgrader's exchange steps run the course's way (who handed a
 submission in: ``inbound``; the collect: ``exchange``; listing and removing what it refused:
-``refused_inbound``; the release of feedback: ``release_feedback``) and what feedback pages show
+``refused_inbound``; the release of feedback: ``release_feedback``; the student's submit and validate, warned
+beforehand about notebooks the grader cannot take as they are: ``submit_check``) and what feedback pages show
 (``feedback``: the score of record's reasons and total, never a hidden test's code). May import
 course_lib, ``autograder.collecting``, ``autograder.confinement``, ``autograder.checks``,
 ``autograder.grading``, ``autograder.exports``, ``autograder.inside``, ``autograder.units`` and

@@ -6,8 +6,9 @@ By default the kernel is forked from the student's sandbox (``zygote``); with GR
 as root with bwrap and setpriv, this launcher runs
     bwrap ... setpriv --reuid=65534 ... python -m ipykernel_launcher -f CONNECTION_FILE
 in a cgroup of its own. Either way the kernel sees an allowlist (``kernel_sandbox``): the Python
-environment and course_lib read-only, its working folder (the notebook's folder) read-only, the
-data and run-output folders read-only, the autograder files the hidden test cells import (never
+environment and course_lib read-only, its working folder (the notebook's folder) as links to
+its files, read-only, in a writable folder of the sandbox's own (a helper a cell writes stays in the
+sandbox), the data and run-output folders read-only, the autograder files the hidden test cells import (never
 solutions/), a private /tmp, and one private folder for its ZMQ sockets (``/run/grading-kernel``
 inside; the socket paths the client connects to are symlinks into it). No network: the kernel
 must use the ``ipc`` transport (unix sockets; ``configure_grading`` sets it), which crosses the

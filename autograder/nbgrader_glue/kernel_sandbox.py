@@ -31,8 +31,10 @@ def limits_from_env() -> Limits:
 
 
 def kernel_mounts(cwd: Path, private: Path) -> Mounts:
-    """The allowlist beyond what bwrap_argv always gives (Python env, course_lib, /tmp)."""
-    read_only = {str(cwd): str(cwd)}
+    """The allowlist beyond what bwrap_argv always gives (Python env, course_lib, /tmp). The notebook's folder is
+    writable in the sandbox only (``Mounts.linked``): a helper a cell writes there is importable by the cells, and the
+    notebooks, after it, as under Run All, and never reaches the folder nbgrader grades in."""
+    read_only: dict[str, str] = {}
     extra = [*_paths("GRADING_READABLE_PATHS"), *(os.environ[v] for v in ("COURSE_DATA_DIR", "COURSE_OUT_DIR")
                                                    if os.environ.get(v))]
     for path in extra:  # bwrap fails on a missing source: a folder not made yet is simply not there
@@ -42,4 +44,4 @@ def kernel_mounts(cwd: Path, private: Path) -> Mounts:
         path = REPO / "autograder" / name
         read_only[str(path)] = str(path)
     # the kernel's sockets and its copy of the connection file; nothing else is writable
-    return Mounts(read_only=read_only, writable={str(private): INSIDE_SOCKETS})
+    return Mounts(read_only=read_only, writable={str(private): INSIDE_SOCKETS}, linked={str(cwd): str(cwd)})

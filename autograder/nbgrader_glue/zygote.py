@@ -42,6 +42,8 @@ MAX_MESSAGE = 64 * 1024  # bytes of one line from the sandboxed server (its line
 SERVER_FILES = ("__init__.py", "nbgrader_glue/__init__.py", "nbgrader_glue/zygote_server.py")
 # how many notebooks the student handed in, set by one_student for the kernels nbgrader starts
 NOTEBOOKS_VARIABLE = "GRADING_NOTEBOOKS"
+# where the notebook folder's own files are seen in the sandbox, whose working folder holds links to them
+LINKED_SOURCE_VARIABLE = "GRADING_LINKED_SOURCE"
 
 
 def server_arguments(listen_fd: int) -> list[str]:
@@ -188,6 +190,7 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
     """Make the student's cgroup and sandbox, run the fork server there; end all with nbgrader."""
     from autograder.confinement import NOBODY, Cgroup, bwrap_argv
     from autograder.confinement.isolation import limit_resources
+    from autograder.confinement.sandbox import linked_sources
     from autograder.nbgrader_glue.kernel_sandbox import (
         INSIDE_SOCKETS,
         PASSED_ENV,
@@ -213,6 +216,7 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
         path = REPO / "autograder" / name
         mounts.read_only[str(path)] = str(path)
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
+    env[LINKED_SOURCE_VARIABLE] = linked_sources(mounts)[str(cwd)]  # where the server finds nbgrader's new files
     command = bwrap_argv([sys.executable, "-m", "autograder.nbgrader_glue.zygote_server",
                           *server_arguments(listener.fileno())], mounts, limits, chdir=str(cwd), env=env, as_pid_1=True)
     # the listening socket stays open here too: a server a notebook killed is replaced on it

@@ -78,6 +78,20 @@ def run_kernel(connection_file: str) -> None:
         os._exit(code)
 
 
+def link_new_files(source: str | None) -> None:
+    """Link into the working folder each file nbgrader put in the notebook's folder since the sandbox started (the
+    notebooks it autogrades one after another: a training cell loads the earlier ones), so each kernel starts on the
+    folder as it is then; a file a kernel wrote there keeps its place."""
+    if not source or not os.path.isdir(source):
+        return
+    for name in os.listdir(source):
+        if not os.path.lexists(name):
+            try:
+                os.symlink(os.path.join(source, name), name)
+            except OSError:  # written by a kernel meanwhile: the kernel's stays
+                pass
+
+
 class Server:
     """Requests on the inherited listening socket; one kernel per connection."""
 
@@ -116,6 +130,7 @@ class Server:
     def request(self, conn: socket.socket, message: dict) -> None:
         """Start a kernel (once per connection) or pass it a signal."""
         if isinstance(message.get("start"), str) and conn not in self.kernels:
+            link_new_files(os.environ.get("GRADING_LINKED_SOURCE"))
             pid = os.fork()
             if pid == 0:
                 self.listener.close()

@@ -10,9 +10,12 @@ What a cell may do to the world is cut down to what defining things needs:
   - ``%time``, ``%%time``, ``%%capture`` run as IPython runs them (their body defines
     things); ``%timeit``, ``%%timeit``, ``%prun`` and ``%%prun`` run their statement once,
     like ``%time`` (no report file is written);
-  - every other magic (``%%bash``, ``%%writefile``, ``%pip``, ``%run``, ``%matplotlib``,
-    ``obj?`` ...) and every shell escape (``!cmd``, ``x = !cmd``) does nothing and says so
-    on standard output (the instructor's log, when grading); ``x = !cmd`` gets an empty list.
+  - ``%%writefile`` (and its alias ``%%file``) writes its file as IPython does, into the
+    working folder, so a later cell can import the helper it holds, as under Run All (when
+    grading, that folder is the sandbox's own scratch: ``autograder.inside.job``);
+  - every other magic (``%%bash``, ``%pip``, ``%run``, ``%matplotlib``, ``obj?`` ...) and
+    every shell escape (``!cmd``, ``x = !cmd``) does nothing and says so on standard output
+    (the instructor's log, when grading); ``x = !cmd`` gets an empty list.
 Each cell gets its own file name in tracebacks (``02_x.ipynb cell 5 (02-glue)``), so an
 error can be placed in its notebook and cell.
 """
@@ -26,7 +29,8 @@ from IPython.core.interactiveshell import ExecutionResult, InteractiveShell
 from IPython.utils.text import SList
 from traitlets.config import Config
 
-RUN_AS_IS = frozenset({"time", "capture"})  # magics whose body runs exactly as in IPython
+# magics that run exactly as in IPython: timing and capturing run their body, writefile saves a helper for later cells
+RUN_AS_IS = frozenset({"time", "capture", "writefile", "file"})
 # magics whose statement runs once under %time (no timing loops, no profiler report files),
 # with their options as IPython's own magic parses them
 RUN_ONCE = {"timeit": "n:r:tcp:qo", "prun": "D:l:rs:T:q"}
@@ -59,8 +63,8 @@ class CellShell(InteractiveShell):
         if magic_name in RUN_ONCE:  # the line is setup code, run before the timed body
             setup = self._statement(magic_name, line)
             return super().run_cell_magic("time", "", f"{setup}\n{cell}" if setup.strip() else cell)
-        print(f"[course loader] %%{magic_name} cell not run here (magics other than %%time, %%timeit, %%prun and "
-              "%%capture are inert)")
+        print(f"[course loader] %%{magic_name} cell not run here (magics other than %%time, %%timeit, %%prun, "
+              "%%capture and %%writefile are inert)")
         return None
 
     def _statement(self, magic_name: str, line: str) -> str:

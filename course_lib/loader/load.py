@@ -18,16 +18,16 @@ past a failing cell (``errors="record"``, for students' notebooks).
 from __future__ import annotations
 
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
 from course_lib.loader.cell_shell import new_shell, run_cell
 from course_lib.loader.grade_ids import grade_id, repeated_ids
+from course_lib.loader.notebook_file import NotebookUnreadable, read_path
 from course_lib.loader.time_limit import time_limit
 
 SKIP_TAGS = frozenset({"training", "explore", "skip-import"})
@@ -39,8 +39,8 @@ class NotebookLoadError(RuntimeError):
     """A notebook could not be read, or (with errors="raise") one of its cells failed; the message names the cell."""
 
 
-class CellTimeout(Exception):
-    """A cell ran past the loader's time limit per cell."""
+class CellTimeout(KeyboardInterrupt):
+    """A cell ran past its time limit: interrupted as Jupyter interrupts a kernel (a KeyboardInterrupt)."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +79,13 @@ def check_places(nb) -> dict[int, str]:
 
 
 def read_notebook(path: str | Path):
+    """The notebook at ``path`` as Jupyter reads it, whichever editor saved it (``notebook_file``)."""
     path = Path(path)
     if not path.is_file():
         raise NotebookLoadError(f"notebook not found: {path}")
     try:
-        return nbformat.read(path, as_version=4)
-    except Exception as err:  # bad JSON, wrong schema
+        return read_path(path).notebook
+    except (NotebookUnreadable, OSError) as err:
         raise NotebookLoadError(f"{path} is not a readable notebook: {err}") from err
 
 
@@ -115,15 +116,20 @@ def definitions(module: types.ModuleType, shell) -> dict:
 def load_notebooks(paths: Iterable[str | Path], module_name: str = "student_notebooks",
                    skip_tags: Iterable[str] = SKIP_TAGS, errors: str = "raise",
                    cell_seconds: float | None = None,
-                   at_test: Callable[[str, dict], None] | None = None) -> types.ModuleType:
+                   at_test: Callable[[str, dict], None] | None = None,
+                   deadline: float | None = None) -> types.ModuleType:
     """Run the importable cells of several notebooks, in order, into one module.
 
     ``errors`` is "raise" (a failing cell stops the load with NotebookLoadError) or "record"
-    (it is listed in ``__errors__`` and the next cell runs). ``cell_seconds`` stops a cell
-    that runs longer (a CellTimeout, handled like any other error). ``at_test(grade_id, names)``
-    is called where each test cell stands (see ``check_places``), with the names defined so far.
-    Cells that share a grade_id (a cell split or copied in JupyterLab) all run, in order; their
-    labels are listed in ``__repeated__``, one list per grade_id.
+    (it is listed in ``__errors__`` and the next cell runs). ``cell_seconds`` interrupts a cell
+    that runs longer, as Jupyter's interrupt does (a CellTimeout, a KeyboardInterrupt: what the
+    cell defined before stays), and records it like any other error, even when the cell caught
+    it. ``deadline`` (a ``time.monotonic()`` time) bounds the whole load: no cell runs past it,
+    the cell it cuts is recorded as a CellTimeout, and ``__out_of_time__`` names the first cell
+    not run (no ``at_test`` call follows). ``at_test(grade_id, names)`` is called where each
+    test cell stands (see ``check_places``), with the names defined so far. Cells that share a
+    grade_id (a cell split or copied in JupyterLab) all run, in order; their labels are listed
+    in ``__repeated__``, one list per grade_id.
     """
     if errors not in ("raise", "record"):
         raise ValueError(f"errors must be 'raise' or 'record', not {errors!r}")
@@ -135,6 +141,7 @@ def load_notebooks(paths: Iterable[str | Path], module_name: str = "student_note
     module.__not_written__ = []  # labels of cells that raised NotImplementedError
     module.__errors__ = []  # CellError of every other failing cell (errors="record")
     module.__repeated__ = []  # labels of the cells of each grade_id several cells hold
+    module.__out_of_time__ = None  # label of the first cell the deadline kept from running
     shell = new_shell(module)  # registers module in sys.modules, so cells' classes pickle
     try:
         for path in paths:
@@ -144,17 +151,16 @@ def load_notebooks(paths: Iterable[str | Path], module_name: str = "student_note
             tests = check_places(nb) if at_test is not None else {}
             cells = {index: (cell, source) for index, cell, source in importable_cells(nb, skip_tags)}
             for index in sorted({*cells, *tests}):
+                limit = _limit(cell_seconds, deadline)
+                if limit is not None and limit <= 0:
+                    module.__out_of_time__ = cell_label(path, index, nb.cells[index])
+                    return module
                 if index in tests:
                     at_test(tests[index], definitions(module, shell))
                     continue
                 cell, source = cells[index]
                 label = cell_label(path, index, cell)
-                try:
-                    with time_limit(cell_seconds, CellTimeout):
-                        result = run_cell(shell, source, label)
-                    err = result.error_before_exec or result.error_in_exec
-                except CellTimeout as timeout:  # the alarm went off outside the cell's own code
-                    err = timeout
+                err = _run_timed(shell, source, label, limit)
                 if err is None:
                     continue
                 if isinstance(err, NotImplementedError):
@@ -165,10 +171,31 @@ def load_notebooks(paths: Iterable[str | Path], module_name: str = "student_note
                     module.__errors__.append(CellError(label, type(err).__name__, _line_in(err, label)))
     finally:
         sys.modules[module_name] = module  # the shell's namespace bookkeeping must not replace it
-    kept = definitions(module, shell)
-    for key in [k for k in vars(module) if k not in kept]:
-        del module.__dict__[key]
+        kept = definitions(module, shell)
+        for key in [k for k in vars(module) if k not in kept]:
+            del module.__dict__[key]
     return module
+
+
+def _limit(cell_seconds: float | None, deadline: float | None) -> float | None:
+    """The next cell's limit: its own, or what is left before the deadline when that is less (None: no limit)."""
+    if deadline is None:
+        return cell_seconds or None
+    left = deadline - time.monotonic()
+    return min(cell_seconds, left) if cell_seconds else left
+
+
+def _run_timed(shell, source: str, label: str, limit: float | None) -> BaseException | None:
+    """Run one cell within ``limit`` seconds; its error, a CellTimeout when interrupted (even if the cell caught it)."""
+    try:
+        with time_limit(limit, CellTimeout) as alarm:
+            result = run_cell(shell, source, label)
+        err = result.error_before_exec or result.error_in_exec
+    except CellTimeout as timeout:  # the alarm went off outside the cell's own code
+        return timeout
+    if alarm.fired and not isinstance(err, CellTimeout):  # the cell caught the interrupt: nbgrader records it too
+        return CellTimeout(f"ran past {limit:g} s")
+    return err
 
 
 def load_notebook(path: str | Path, module_name: str = "student_notebook",

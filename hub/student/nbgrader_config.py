@@ -1,9 +1,17 @@
 """nbgrader for a student on the hub: which course, and where its exchange is (set by hub/jupyterhub_config.py)."""
 import os
 
+from nbgrader.validator import Validator
+
+from autograder.nbgrader_glue.submit_check import CheckedSubmit, FolderCheck
+
 c = get_config()  # noqa: F821 (provided by nbgrader)
 
 # the course the exchange files this student's fetches and submissions under: the course's own id
 c.CourseDirectory.course_id = os.environ.get("COURSE_ID", "attention-course")
 # the exchange every user of the hub shares (tools/hub_setup.sh makes it, mode 1777 like /tmp)
 c.Exchange.root = os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange")
+# submit and validate say beforehand which notebooks the grader cannot open, reads as Jupyter would save them, or takes
+# from a renamed copy (autograder/nbgrader_glue/submit_check.py); validate then runs nbgrader's own steps
+c.ExchangeFactory.submit = CheckedSubmit
+c.Validator.preprocessors = [FolderCheck, *Validator.class_traits()["preprocessors"].default()]

@@ -75,3 +75,23 @@ def test_a_submission_that_sleeps_costs_no_more_than_its_time_budget(tmp_path, w
     assert all(p["reason"] for p in reasons if p["points"] < p["max_points"])
     glue = next(p for p in reasons if p["part"] == "02-glue-config")
     assert glue["points"] == 0 and ("CellTimeout" in glue["reason"] or "time limit" in glue["reason"]), glue
+
+
+@pytest.mark.skipif(confinement.status() is not None, reason="no confinement")
+def test_a_deleted_notebook_is_said_for_every_part_it_holds_and_a_renamed_copy_is_graded_in_its_place(
+        tmp_path, world_dir, world_answers):
+    """With 05 deleted and 03 handed in only as a browser's renamed download, does every part 05 holds (its checks,
+    the synthesizer run's splits) say "05_synthesizer.ipynb was not handed in", and do 03's checks pass on the
+    renamed copy, their reasons saying so in the assignment's own names only?"""
+    folder = tmp_path / "submitted" / "dana" / "a5"
+    shutil.copytree(SOLUTIONS, folder)
+    (folder / "05_synthesizer.ipynb").unlink()
+    (folder / "03_span_corruption.ipynb").rename(folder / "03_span_corruption (1).ipynb")
+    assert _grade(tmp_path / "submitted", tmp_path / "grades", world_dir, world_answers) == 0
+    reasons = {p["part"]: p for p in json.loads((tmp_path / "grades" / "reasons.json").read_text())["dana"]}
+    held = [p for part, p in reasons.items() if part.startswith(("05-", "synthesizer_pretrain/"))]
+    assert len(held) == 5 and {p["reason"] for p in held} == {"05_synthesizer.ipynb was not handed in"}
+    span = [p for part, p in reasons.items() if part.startswith("03-")]
+    assert span and all(p["points"] == p["max_points"] for p in span), span
+    assert all("03_span_corruption.ipynb was handed in under another name" in p["reason"] and "(1)" not in p["reason"]
+               for p in span)

@@ -3,7 +3,11 @@
 Each student is the reference solution (and its smoke-preset run files, trained with the
 student's own personal seed as the notebooks do) in other shapes a student's Jupyter, editor,
 operating system or file tools produce: IPython syntax in extra or
-answer cells, other notebook format versions and line ends, saved outputs, predictions files
+answer cells, other notebook format versions (4.0, 4.2, 4.4) and line ends, notebooks a Windows
+editor saved (a byte-order mark and CRLF), a notebook handed in only as a renamed copy (a
+browser's "(1)" download, another letter case), a helper a cell writes with ``%%writefile`` and
+the next cell imports, exploration cells of the student's own that run past the cell limit, saved
+outputs, predictions files
 with Windows line ends or a byte-order mark or a trailing blank line, thousands of other files,
 run files at the top, hard links (a backup, a cohort gathered with ``cp -al``), ids nbgrader
 accepts, and other correct code (span corruption drawn with torch, an einsum synthesizer with
@@ -54,6 +58,7 @@ NB02, NB03, NB04, NB05 = ("02_finetune_without_pretraining.ipynb", "03_span_corr
 NB06, NB07, NB08 = ("06_considerations_in_pretrained_knowledge.ipynb", "07_attention_exploration.ipynb",
                     "08_position_embeddings.ipynb")
 PREDICTIONS = "vanilla.pretrain.dev.predictions"
+SLOW_SECONDS, CELL_LIMIT = 10, 6  # a student's own slow exploration cell, and the score of record's cell limit here
 
 # --- shaping a copy of the reference -------------------------------------------------------------------
 
@@ -93,21 +98,22 @@ def _prefix_answer(folder: Path, name: str, grade_id: str, prefix: str) -> None:
     _edit(folder, name, change)
 
 
-def _as_nbformat_4_4(folder: Path) -> None:
-    """Every notebook as an older Jupyter saves it: format 4.4, no cell ids."""
+def _as_nbformat(folder: Path, minor: int) -> None:
+    """Every notebook as an older Jupyter saves it: format 4.``minor``, no cell ids."""
     for path in folder.glob("*.ipynb"):
         raw = json.loads(path.read_text(encoding="utf-8"))
-        raw["nbformat_minor"] = 4
+        raw["nbformat_minor"] = minor
         for cell in raw["cells"]:
             cell.pop("id", None)
         path.write_text(json.dumps(raw, indent=1), encoding="utf-8")
 
 
 def _windows_files(folder: Path) -> None:
-    """Notebooks and predictions with CRLF line ends, notebooks two-space indented (another editor's save)."""
+    """Notebooks and predictions with CRLF line ends, notebooks two-space indented with a UTF-8 byte-order mark (a
+    Windows editor's save)."""
     for path in folder.glob("*.ipynb"):
         raw = json.loads(path.read_text(encoding="utf-8"))
-        path.write_bytes(json.dumps(raw, indent=2, ensure_ascii=False).replace("\n", "\r\n").encode())
+        path.write_bytes(b"\xef\xbb\xbf" + json.dumps(raw, indent=2, ensure_ascii=False).replace("\n", "\r\n").encode())
     for path in (folder / "outputs").glob("*.predictions"):
         path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
 
@@ -161,18 +167,22 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     # carries shapes that touch different cells or compose as real saves do
     lines = student("ipython_lines", "display() and ?", "%%bash", "! escapes", "% continuation and await",
                     "an answer whose first line uses an exploration's name",
-                    "a cell of their own using an exploration's names")
+                    "a cell of their own using an exploration's names",
+                    f"an exploration of {SLOW_SECONDS} s in 03, 05, 07 and 08", "nbformat 4.2")
     _add_cell(lines, NB02, "display(initialize_vanilla_model)\nfinetune?\n%matplotlib inline")
     _add_cell(lines, NB03, "%%bash\necho this cell is for the student's own eyes", 3)
     _add_cell(lines, NB04, "files = !ls\n!pip install --quiet nothing-from-the-network\nprint(len(files))")
     _add_cell(lines, NB05, "remainder = 17 \\\n% 5\nprint(remainder)\nimport asyncio\nawait asyncio.sleep(0)")
     _prefix_answer(lines, NB02, "02-glue", "assert data_dir.is_dir()  # the course data, found by the cell above\n")
     _add_cell_after(lines, NB02, "02-given-4", "print(len(names), 'questions;', vocab_source.vocab_size, 'symbols')")
+    for notebook in (NB03, NB05, NB07, NB08):  # past the score of record's cell limit, within nbgrader's
+        _add_cell(lines, notebook, f"import time\ntime.sleep({SLOW_SECONDS})  # my own long exploration\nexplored = 1")
+    _as_nbformat(lines, 2)
     own_cells = student("Ana María 李雷 👩\u200d🔬", "an id with a space and an accent",
                         "an id in Chinese characters and an emoji joined by U+200D", "%%time on an answer",
                         "a cell asking for the data", "an exploration that fails",
                         "an einsum synthesizer with a persistent mask", "params saved through DataParallel",
-                        "saved outputs", "nbformat 4.4")
+                        "saved outputs", "nbformat 4.4", "03 renamed in another letter case")
     _prefix_answer(own_cells, NB03, "03-span-corruption", "%%time\n")
     _replace_answer(own_cells, NB05, "05-synthesizer", SYNTH_EINSUM_PERSISTENT_MASK)
     _params(own_cells, _with_persistent_masks)
@@ -181,15 +191,17 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
                                "data_dir = env.ensure_data()\nprint(data_dir)", 3)
     _add_cell(own_cells, NB02, "plot_my_own_histogram(lengths)  # a name never defined")
     _saved_outputs(own_cells)  # then saved by an older Jupyter after a run
-    _as_nbformat_4_4(own_cells)
+    _as_nbformat(own_cells, 4)
+    (own_cells / NB03).rename(own_cells / "03_Span_Corruption.ipynb")
     other_code = student("-leading-dash", "an id with a leading dash", "span corruption drawn with torch",
-                         "functional dropout in the synthesizer", "CRLF notebooks and predictions")
+                         "functional dropout in the synthesizer", "BOM and CRLF notebooks, CRLF predictions")
     _replace_answer(other_code, NB03, "03-span-corruption", SPAN_WITH_TORCH)
     _replace_answer(other_code, NB05, "05-synthesizer", SYNTH_FUNCTIONAL_DROPOUT)
     _windows_files(other_code)  # last: saved on Windows by another editor
     twins = student("--help", "an id that is an option", "the twins in other forms",
                     "names of 02 and 07 reused in 06 and 08", "torch defaults changed in 07-08", "os.chdir in 06",
-                    "%%prun on an answer", "an answer cell split in JupyterLab", "a written answer split in JupyterLab")
+                    "%%prun on an answer", "an answer cell split in JupyterLab", "a written answer split in JupyterLab",
+                    "a %%writefile helper imported by the answer", "nbformat 4.0")
     for notebook, answers in ((NB07, TWINS_07), (NB08, TWINS_08)):
         for grade_id, source in answers.items():
             _replace_answer(twins, notebook, grade_id, source)
@@ -203,9 +215,14 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     _prefix_answer(twins, NB08, "08-b-code", "%%prun -q\n")
     _split(twins, NB02, "02-glue", "def finetune(")
     _split(twins, NB07, "07-a-i", "terms, so")
+    _add_cell_after(twins, NB03, "03-given-2", "%%writefile span_helpers.py\n"
+                                               "def kept_prefix(document, length):\n    return document[:length]")
+    _prefix_answer(twins, NB03, "03-span-corruption", "from span_helpers import kept_prefix  # written above\n")
+    _as_nbformat(twins, 0)
     own = student("extra_files_beside_the_work", "a scratch notebook", "Jupyter's checkpoints",
                   "checked names rebound after their test cells passed",
-                  "a checked tensor changed in place after its test cell passed", "nbgrader submit's files")
+                  "a checked tensor changed in place after its test cell passed", "nbgrader submit's files",
+                  "02 handed in only as a browser's (1) download")
     shutil.copy(own / "01_setup_and_tour.ipynb", own / "09_my_scratch.ipynb")
     (own / ".ipynb_checkpoints").mkdir()
     shutil.copy(REPO / "notebooks" / "a5" / NB03, own / ".ipynb_checkpoints" / "03_span_corruption-checkpoint.ipynb")
@@ -217,6 +234,7 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
                                             "print(torch.allclose(permuted_output(P, X), Z))")
     (own / "timestamp.txt").write_text("2026-11-20 09:30:00.000000 UTC")  # beside the notebooks
     (own / "submission_secret.txt").write_text("f2b7c4d0a9e1")
+    (own / NB02).rename(own / "02_finetune_without_pretraining (1).ipynb")
     many = student("gathered_with_cp_al", "2,500 other files", "a byte-order mark and blank lines",
                    "run files at the top", "a hard-linked backup", "gathered with cp -al")
     for i in range(2500):  # a training loop's checkpoints beside the run files
@@ -299,7 +317,8 @@ def graded(course, nbgrader_scores) -> dict:
     """The score of record on two workers, written into the course's gradebook too."""
     out = course["dir"] / "grades"
     code = main(["grade", str(course["dir"] / "submitted"), "--out", str(out), "--data-dir", str(course["world"]),
-                 "--answers", str(course["answers"]), "--preset", "smoke", "--workers", "2", "--gradebook",
+                 "--answers", str(course["answers"]), "--preset", "smoke", "--workers", "2", "--cell-timeout",
+                 str(CELL_LIMIT), "--gradebook",
                  f"sqlite:///{course['dir'] / 'gradebook.db'}"])
     assert code == 0
     with open(out / "grades.csv", newline="", encoding="utf-8") as f:

@@ -165,13 +165,17 @@ def test_network_is_unreachable(kc):
 
 
 @confined
-def test_working_folder_is_read_only(kc, workdir):
-    """Can notebook code write or delete in its working folder? (it must not)"""
-    out = _run(kc, "import os\nfor act in (lambda: open('new.txt', 'w'), lambda: os.remove('notebook.ipynb')):\n"
+def test_the_working_folder_takes_new_files_in_the_sandbox_only_and_handed_in_files_never_change(kc, workdir):
+    """Can notebook code write a helper into its working folder and import it (as under Run All), with nothing
+    reaching the folder nbgrader grades in, and never change or delete a handed-in file?"""
+    status, out = _run(kc, "%%writefile span_helpers.py\nSHARE = 0.25")
+    assert status == "ok", out
+    assert _run(kc, "import span_helpers\nprint(span_helpers.SHARE)")[1] == "0.25\n"
+    out = _run(kc, "import os\nfor act in (lambda: open('notebook.ipynb', 'w'), lambda: os.remove('notebook.ipynb')):\n"
                    "    try:\n        act()\n        print('WROTE')\n    except OSError as err:\n"
                    "        print('refused', type(err).__name__)")[1]
     assert "WROTE" not in out and out.count("refused") == 2, out
-    assert (workdir / "notebook.ipynb").read_text() == "{}"
+    assert (workdir / "notebook.ipynb").read_text() == "{}" and not (workdir / "span_helpers.py").exists()
 
 
 @confined
@@ -392,3 +396,25 @@ def test_the_server_is_lean_only_for_one_notebook(monkeypatch):
         else:
             monkeypatch.setenv(zygote.NOTEBOOKS_VARIABLE, count)
         assert (zygote.server_arguments(7)[-1] == "lean") == lean, count
+
+
+@confined
+def test_a_later_notebooks_kernel_sees_the_files_nbgrader_wrote_meanwhile_and_the_helpers_written_before(
+        grading_config, another_student, monkeypatch):
+    """Does the next kernel of a student's sandbox see a notebook nbgrader wrote into the folder after the sandbox
+    started (04's training cell loads 02 and 03 so), beside a helper the previous kernel wrote?"""
+    monkeypatch.setenv("GRADING_ZYGOTE_IDLE_SECONDS", "20")  # one sandbox for both kernels, however busy the machine
+    km, client = _start(grading_config, another_student)
+    try:
+        assert _run(client, "%%writefile span_helpers.py\nSHARE = 0.25")[0] == "ok"
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)
+    (another_student / "02_autograded.ipynb").write_text('{"written": "by nbgrader"}')
+    km, client = _start(grading_config, another_student)  # the next notebook of the same student
+    try:
+        out = _run(client, "import span_helpers\nprint(span_helpers.SHARE, open('02_autograded.ipynb').read())")[1]
+        assert out == '0.25 {"written": "by nbgrader"}\n', out
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)

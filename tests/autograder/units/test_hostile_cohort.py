@@ -24,6 +24,7 @@ from autograder.checks.run_files import RUN_FILES
 from autograder.collecting.cohort import collect_cohort
 from autograder.collecting.collect import Wanted
 from autograder.collecting.flags import SOLUTION, cohort_flags
+from autograder.collecting.notebook_copies import copy_of, release_marks
 from autograder.collecting.safe_files import shown
 from autograder.collecting.student_ids import is_student_id
 from autograder.exports.report import explain
@@ -34,7 +35,7 @@ from autograder.nbgrader_glue.setup import configure_feedback
 RELEASE = REPO / "notebooks" / "a5"
 A5 = "a5"
 HONEST = ("ann", "ben")
-WANTED = Wanted(frozenset(hs.NOTEBOOKS), frozenset(RUN_FILES))
+WANTED = Wanted(frozenset(hs.NOTEBOOKS), frozenset(RUN_FILES), marks=release_marks(RELEASE))
 # examples per run: a few in the suite, hundreds in benchmarks/fuzz_cohort.py (which sets FUZZ_EXAMPLES)
 FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "6")), deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -63,7 +64,8 @@ def _cohort(root: Path, hostile: list[hs.Hostile]) -> Path:
 
 def _collect_rows(submitted: Path, dest: Path):
     cohort = collect_cohort(submitted, A5, dest, wanted=WANTED)
-    rows = {c.student: (c.folder is not None, c.dropped, sorted(c.notes.items()), c.prints) for c in cohort.students}
+    rows = {c.student: (c.folder is not None, c.dropped, sorted(c.notes.items()), c.prints, c.notices)
+            for c in cohort.students}
     return cohort, rows
 
 
@@ -100,6 +102,12 @@ def test_collect_flags_and_similarity_give_every_student_a_row_and_leave_the_hon
         cohort, rows = _collect_rows(submitted, root / "dest")
         named = set(rows) | {r.shown for r in cohort.refused}
         assert all(_accounted(h.student, named) for h in hostile), (named, [h.student for h in hostile])
+        for h in hostile:  # a notebook stands in for a missing one only when its content is that one's
+            taken = [n for c in cohort.students if c.student == h.student for n in c.notices if n.startswith("took")]
+            for notice in taken:
+                name, release = notice.removeprefix("took '").split("' as ")
+                data = next(e.data for e in h.entries if e.path == name)
+                assert copy_of(data, WANTED.marks) == release and release not in {e.path for e in h.entries}
         assert {s: rows[s] for s in HONEST} == baseline["collect"]
         flags = [f for f in cohort_flags(cohort.students, A5) if {f.student, f.other} <= {*HONEST, SOLUTION}]
         assert flags == baseline["flags"]
