@@ -1,0 +1,23 @@
+"""The course's nbgrader config, read as nbgrader reads it, for the term's commands that are not nbgrader apps."""
+from __future__ import annotations
+
+from pathlib import Path
+
+CONFIG_FILE = "nbgrader_config.py"
+
+
+def course_config(course: Path):
+    """The config of ``course``'s nbgrader_config.py (an empty one when there is none); a config that
+    fails to load raises, as it would stop nbgrader's own commands."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    if not (Path(course) / CONFIG_FILE).is_file():
+        return Config()
+    return PyFileConfigLoader(CONFIG_FILE, path=str(course)).load_config()
+
+
+def course_db_url(course: Path, config=None) -> str:
+    """The gradebook URL the course's config sets (else nbgrader's default, gradebook.db in ``course``)."""
+    config = course_config(course) if config is None else config
+    return config.CourseDirectory.get("db_url") or f"sqlite:///{Path(course) / 'gradebook.db'}"

@@ -1,0 +1,172 @@
+"""Late work the nbgrader way: the gradebook's due date and extensions, a late-submission plugin, one penalty.
+
+nbgrader measures lateness itself: a submission's ``timestamp.txt`` against the assignment's due date
+in the gradebook (``nbgrader db assignment add a5 --duedate=...``) plus the student's extension
+(``SubmittedAssignment.extension``). Its ``AssignLatePenalties`` step of autograde asks the configured
+``LateSubmissionPlugin`` for each notebook's penalty, and ``nbgrader export`` writes ``score = raw_score
+- late_submission_penalty``. ``CourseLatePenalty`` is the course's plugin: no penalty, zero, or a
+percent of the points earned per started hour or day late, with a cap and a cut-off after which
+everything is taken, set by typed settings in nbgrader_config.py (``c.CourseLatePenalty...``).
+
+nbgrader computes the penalty once, from the notebook's score when its autograde ran; the score of record
+(``autograder grade --gradebook``) and the manual points come later and change that score. So
+``refresh_penalties`` recomputes every notebook's penalty from its score as it stands, with the same
+plugin; ``grade --gradebook``, ``extend``, ``generate_feedback`` and ``export`` call it, so the penalty
+is the policy's share of the points as they are now: never lost with the kernel's scores, never taken twice.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from nbgrader.plugins import LateSubmissionPlugin
+from traitlets import Enum, Float
+
+METHODS = ("none", "zero", "per_hour", "per_day")
+UNIT_SECONDS = {"per_hour": 3600.0, "per_day": 86400.0}
+
+
+@dataclass(frozen=True)
+class LatePolicy:
+    """How many of a late submission's points are taken."""
+
+    method: str = "none"  # none, zero (everything), per_hour or per_day (``percent`` per started unit)
+    percent: float = 0.0  # per_hour/per_day: percent of the points earned taken per started hour or day late
+    cap_percent: float = 100.0  # per_hour/per_day: at most this percent of the points earned is taken
+    cutoff_hours: float | None = None  # later than this many hours: everything is taken (None: no cut-off)
+    grace_minutes: float = 0.0  # lateness up to this is not late (a clock's or an upload's delay)
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"late policy: method {self.method!r} is none of {', '.join(METHODS)}")
+        for name in ("percent", "cap_percent", "grace_minutes", "cutoff_hours"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"late policy: {name} must be a number of at least 0, not {value!r}")
+        if self.cap_percent > 100:
+            raise ValueError(f"late policy: cap_percent must be at most 100, not {self.cap_percent!r}")
+
+    def fraction(self, seconds_late: float) -> float:
+        """The share (0..1) of the points earned taken from work ``seconds_late`` past its due date."""
+        if self.method == "none" or seconds_late <= self.grace_minutes * 60:
+            return 0.0
+        if self.method == "zero" or (self.cutoff_hours is not None and seconds_late > self.cutoff_hours * 3600):
+            return 1.0
+        units = math.ceil(seconds_late / UNIT_SECONDS[self.method])
+        return min(units * self.percent, self.cap_percent) / 100
+
+    def penalty(self, score: float, seconds_late: float) -> float:
+        """Points taken from ``score`` (within 0..score)."""
+        score = max(score, 0.0)
+        return min(round(score * self.fraction(seconds_late), 6), score)  # rounded: no 1e-16 points shown
+
+    def describe(self) -> str:
+        """The policy in a line, for the instructor."""
+        if self.method in ("none", "zero"):
+            return {"none": "no late penalty", "zero": "late work scores zero"}[self.method]
+        unit = self.method.removeprefix("per_")
+        cut = f", zero after {self.cutoff_hours:g} h late" if self.cutoff_hours is not None else ""
+        return f"{self.percent:g}% of the points earned per started {unit} late, at most {self.cap_percent:g}%{cut}"
+
+
+class CourseLatePenalty(LateSubmissionPlugin):
+    """nbgrader's late-submission plugin, with the course's policies (``LatePolicy``)."""
+
+    penalty_method = Enum(METHODS, default_value="none", help="none; zero: late work scores 0; per_hour, per_day: "
+                          "`percent` of the points earned per started hour or day late").tag(config=True)
+    percent = Float(0.0, help="per_hour/per_day: percent of the points earned taken per started unit late").tag(
+        config=True)
+    cap_percent = Float(100.0, help="per_hour/per_day: at most this percent of the points earned").tag(config=True)
+    cutoff_hours = Float(None, allow_none=True, help="work later than this many hours scores 0 (None: never)").tag(
+        config=True)
+    grace_minutes = Float(0.0, help="lateness up to this many minutes is not late").tag(config=True)
+
+    @property
+    def policy(self) -> LatePolicy:
+        """The settings as a validated policy (ValueError names a wrong one)."""
+        return LatePolicy(self.penalty_method, self.percent, self.cap_percent, self.cutoff_hours, self.grace_minutes)
+
+    def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:
+        """nbgrader's question: the points taken from one notebook's ``score``."""
+        return self.policy.penalty(score, total_seconds_late)
+
+
+def late_plugin(config):
+    """The late-submission plugin nbgrader's autograde would use with ``config`` (a traitlets Config)."""
+    from nbgrader.preprocessors import AssignLatePenalties
+
+    return AssignLatePenalties(config=config).plugin_class(config=config)
+
+
+def policy_problem(config) -> str | None:
+    """Why ``config``'s late policy cannot be used, in a line (None when it can)."""
+    try:
+        plugin = late_plugin(config)
+        if isinstance(plugin, CourseLatePenalty):
+            plugin.policy  # noqa: B018 (validates the settings together)
+    except Exception as err:  # a wrong type or value in nbgrader_config.py: traitlets' or the policy's words
+        return f"the course's late policy in nbgrader_config.py is wrong: {err}"
+    return None
+
+
+@dataclass(frozen=True)
+class Lateness:
+    """One late student, after their penalty was recomputed."""
+
+    student: str  # nbgrader student id
+    seconds_late: float  # past the due date, their extension included
+    penalty: float  # points taken, every notebook
+    raw_score: float  # points before the penalty
+    extended: bool  # they have an extension
+
+    def line(self) -> str:
+        """What the summaries say of them."""
+        taken = f"penalty {self.penalty:g} of {self.raw_score:g} point(s)" if self.penalty else "no penalty"
+        return f"late by {late_text(self.seconds_late)}{' (after their extension)' if self.extended else ''}: {taken}"
+
+
+def late_text(seconds: float) -> str:
+    """``2 d 3 h``, ``1 h 5 min``, ``40 s``: a lateness for a person."""
+    seconds = max(0, int(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min" if minutes else f"{secs} s"
+
+
+def refresh_penalties(gb, assignment: str, plugin, students: set[str] | None = None) -> list[Lateness]:
+    """Set every (or ``students``') submitted notebook's ``late_submission_penalty`` from its score as it
+    stands now, by ``plugin`` as nbgrader's AssignLatePenalties does (None when not late, clipped to
+    0..score); not committed. The late students, by id."""
+    gb.db.flush()  # the scores written in this session count
+    gb.db.expire_all()  # notebooks' scores are computed columns: read them again
+    late = []
+    for submission in gb.find_assignment(assignment).submissions:
+        student = submission.student.id
+        if students is not None and student not in students:
+            continue
+        seconds = submission.total_seconds_late
+        for notebook in submission.notebooks:
+            penalty = plugin.late_submission_penalty(student, notebook.score, seconds) if seconds > 0 else None
+            notebook.late_submission_penalty = None if penalty is None else min(max(penalty, 0.0), notebook.score)
+        if seconds > 0:
+            gb.db.flush()
+            gb.db.expire(submission)
+            late.append(Lateness(student, seconds, submission.late_submission_penalty, submission.score,
+                                 submission.extension is not None))
+    return sorted(late, key=lambda x: x.student)
+
+
+def refresh_course(db_url: str, assignment: str, config, students: set[str] | None = None) -> list[Lateness]:
+    """``refresh_penalties`` in the gradebook at ``db_url`` with ``config``'s plugin, committed."""
+    from nbgrader.api import Gradebook
+
+    plugin = late_plugin(config)
+    with Gradebook(db_url) as gb:
+        late = refresh_penalties(gb, assignment, plugin, students)
+        gb.db.commit()
+    return late
