@@ -115,14 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     inbound.add_argument("--remove", action="store_true",
                          help="take them out of the exchange (deleted, or hidden from every collect when their owner "
                               "keeps them read-only); needs no root")
-    extend = sub.add_parser("extend", help="give one student an extension on an assignment, in nbgrader's gradebook "
-                            "(their penalty recomputed); run in the course folder")
-    extend.add_argument("assignment")
-    extend.add_argument("student", help="the student id (as in submitted/)")
-    for unit in ("days", "hours", "minutes"):
-        extend.add_argument(f"--{unit}", type=float, default=0.0,
-                            help=f"{unit} added to the due date for this student (all of them 0: no extension)")
-    extend.add_argument("--db", default=None, help="gradebook URL (default: the course's nbgrader_config.py)")
+    from autograder.term.commands import add_term_commands
+
+    add_term_commands(sub)
     similar = sub.add_parser("similarity", help="pairwise similarity of all of the students' code across a cohort")
     similar.add_argument("submitted", help="nbgrader's submitted/ folder: <student>/<assignment>/...")
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
@@ -137,13 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         return _autograde(args)
     if args.command == "bundle":
         return _bundle(args)
-    if args.command == "extend":
-        import datetime
+    if args.command in ("extend", "lms"):
+        from autograder.term.commands import run_term_command
 
-        from autograder.term.extensions import main as extend_main
-
-        return extend_main(Path.cwd(), args.assignment, args.student,
-                           datetime.timedelta(days=args.days, hours=args.hours, minutes=args.minutes), args.db)
+        return run_term_command(args)
     if args.command == "inbound":
         from autograder.nbgrader_glue.refused_inbound import main as inbound_main
 

@@ -1,4 +1,4 @@
-"""The course's late policy (nbgrader's LateSubmissionPlugin) and the penalty recomputed from the scores as they stand."""
+"""The course's late policy (nbgrader's LateSubmissionPlugin), the penalty recomputed from the scores as they stand."""
 from __future__ import annotations
 
 import datetime
