@@ -21,3 +21,13 @@ def course_db_url(course: Path, config=None) -> str:
     """The gradebook URL the course's config sets (else nbgrader's default, gradebook.db in ``course``)."""
     config = course_config(course) if config is None else config
     return config.CourseDirectory.get("db_url") or f"sqlite:///{Path(course) / 'gradebook.db'}"
+
+
+def course_source(course: Path, assignment: str) -> Path:
+    """The assignment's source folder as the course's config names it (nbgrader's ``source/`` when it names
+    none, or when the config is absent or broken: nbgrader refuses a broken one itself)."""
+    try:
+        source = course_config(course).CourseDirectory.get("source_directory")
+    except Exception:  # what nbgrader would log and skip
+        source = None
+    return Path(course) / (source or "source") / assignment

@@ -161,6 +161,17 @@ def refresh_penalties(gb, assignment: str, plugin, students: set[str] | None = N
     return sorted(late, key=lambda x: x.student)
 
 
+def current_lateness(db_url: str, assignment: str) -> list[Lateness]:
+    """The late students and the penalties the gradebook holds now (read only)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url) as gb:
+        return sorted((Lateness(s.student.id, s.total_seconds_late, s.late_submission_penalty, s.score,
+                                s.extension is not None)
+                       for s in gb.find_assignment(assignment).submissions if s.total_seconds_late > 0),
+                      key=lambda x: x.student)
+
+
 def refresh_course(db_url: str, assignment: str, config, students: set[str] | None = None) -> list[Lateness]:
     """``refresh_penalties`` in the gradebook at ``db_url`` with ``config``'s plugin, committed."""
     from nbgrader.api import Gradebook
@@ -170,3 +181,24 @@ def refresh_course(db_url: str, assignment: str, config, students: set[str] | No
         late = refresh_penalties(gb, assignment, plugin, students)
         gb.db.commit()
     return late
+
+
+def settle_in(course, assignment: str, students: set[str], found: list[Lateness]):
+    """``write_trusted_scores``'s ``settle`` for a grading run in ``course``: the students' penalties
+    recomputed in its transaction with the course's plugin, the late ones appended to ``found``. Without
+    the course's nbgrader_config.py (the command run elsewhere) the penalties are left as nbgrader set them,
+    and ``found`` says so."""
+    from pathlib import Path
+
+    from autograder.term.course import CONFIG_FILE, course_config
+
+    if not (Path(course) / CONFIG_FILE).is_file():
+        print(f"warning: no {CONFIG_FILE} in {course}: late penalties were left as nbgrader's autograde set them; "
+              "run `autograder grade` in the course folder to recompute them from the trusted scores")
+        return None
+    plugin = late_plugin(course_config(course))
+
+    def settle(gb) -> None:
+        found.extend(refresh_penalties(gb, assignment, plugin, students))
+
+    return settle

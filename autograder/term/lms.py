@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nbgrader.plugins import FileNameCollectorPlugin
+
 CANVAS_FILES = r"(?P<name>[^/]+?)(?P<late>_LATE)?_(?P<lms_user_id>\d+)_\d+_(?P<file>.+)"
 MOODLE_FILES = r"(?P<name>[^/]+?)_(?P<lms_user_id>\d+)_assignsubmission_file_/?(?P<file>.+)"
 LMS_FILES = {"canvas": CANVAS_FILES, "moodle": MOODLE_FILES}
@@ -171,3 +173,39 @@ def write_intake(course: Path, records: list[IntakeRecord]) -> Path:
     rows = [[r.assignment, r.student, r.lms, r.lms_user_id, "yes" if r.late else "", r.timestamp, r.files]
             for _, r in sorted(kept.items())]
     return write_csv(Path(course) / INTAKE_FILE, INTAKE_COLUMNS, rows)
+
+
+def _course_roster(app) -> dict[str, str]:
+    """The roster of the gradebook an nbgrader app (zip_collect) works with ({} without one)."""
+    coursedir = getattr(app, "coursedir", None)
+    return roster(coursedir.db_url) if coursedir is not None else {}
+
+
+class LmsFileNames(FileNameCollectorPlugin):
+    """nbgrader zip_collect's file-name collector with the course's rules: ``named_regexp`` matched against a
+    file's whole path below the extracted folder, the student found by their LMS id in the roster, the file
+    put where it stood below ``a5/`` (``place``)."""
+
+    def pattern(self) -> re.Pattern:
+        """The configured regexp, checked (RegexpProblem names what is wrong)."""
+        return compiled(self.named_regexp)
+
+    def collect(self, submitted_file: str) -> dict | None:
+        """nbgrader's question for each extracted file: whose it is and where it goes (None: not a hand-in)."""
+        app = self.parent
+        root = app._format_collect_path(app.extracted_directory) if app is not None else os.path.dirname(
+            submitted_file)
+        rel = os.path.relpath(submitted_file, root).replace(os.sep, "/")
+        if not hasattr(self, "_roster"):
+            self._roster = _course_roster(app)
+        hand_ins, _ = group([rel], self.pattern(), self._roster)
+        if not hand_ins:
+            self.log.warning("Not a hand-in (its path matches no hand-in name): %s", rel)
+            return None
+        hand_in = hand_ins[0]
+        assignment = app.coursedir.assignment_id if app is not None else "a5"
+        found = {"student_id": hand_in.student,
+                 "file_id": place(hand_in.entries[0][1].split("/"), assignment, known_names(assignment))}
+        if hand_in.timestamp is not None:
+            found["timestamp"] = f"{hand_in.timestamp:%Y-%m-%d %H:%M:%S.%f} UTC"
+        return found
