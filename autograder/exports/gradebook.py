@@ -18,6 +18,7 @@ from __future__ import annotations
 from autograder.exports.gradebook_stamp import stamp_in_process
 
 Scores = dict[str, dict[tuple[str, str], float]]  # student -> {(notebook, grade_id): points}
+NOT_IN_GRADEBOOK = "is not an autograded cell of"  # a note's words for a cell the course's gradebook lacks
 
 
 def trusted_cell_scores(parts) -> dict[tuple[str, str], float]:
@@ -85,7 +86,7 @@ def write_trusted_scores(db_url: str, assignment: str, scores: Scores, settle=No
                 continue
             for (notebook, grade_id), points in sorted(points_by_cell.items()):
                 if (notebook, grade_id) not in cells:
-                    notes.append(f"{student}: {notebook}/{grade_id} is not an autograded cell of {assignment}; "
+                    notes.append(f"{student}: {notebook}/{grade_id} {NOT_IN_GRADEBOOK} {assignment}; "
                                  "its trusted score was not written")
                     continue
                 max_score = cells[(notebook, grade_id)]

@@ -12,6 +12,7 @@ from autograder.collecting.cohort import collect_cohort
 from autograder.collecting.collect import wanted_for
 from autograder.collecting.flags import cohort_flags
 from autograder.collecting.near_copies import gold_hashes
+from autograder.exports.gradebook import NOT_IN_GRADEBOOK
 from autograder.exports.outputs import write_outputs
 from autograder.exports.step_summary import Problem
 from autograder.grading.cohort import CohortRun, grade_cohort
@@ -78,10 +79,14 @@ def grade_problems(run: FolderRun, gradebook_notes: list[str] = (), late=()) -> 
         if r.student in failed:
             problems.append(Problem(r.student, "the grader could not grade it (instructor_log.txt); graded again "
                                                "on the next run", act=True))
-    for note in gradebook_notes:
+    absent = [note for note in gradebook_notes if NOT_IN_GRADEBOOK in note]
+    for note in (n for n in gradebook_notes if n not in absent):  # a trusted score the gradebook lacks
         student, _, why = note.partition(": ")
         problems.append(Problem(student, f"gradebook: {why}", act=True) if student in students
                         else Problem("gradebook", note, act=True))
+    if absent:  # the course's gradebook has fewer notebooks than the grader checks (a course of its own)
+        problems.append(Problem("gradebook", f"{len(absent)} trusted score(s) for cells this course's gradebook "
+                                             "does not have, not written (e.g. " + absent[0] + ")"))
     problems += [Problem(x.student, x.line()) for x in late]
     return problems
 

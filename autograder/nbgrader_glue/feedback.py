@@ -222,12 +222,13 @@ class TrustedReasons(Preprocessor):
         with Gradebook(info["db_url"]) as gb:
             submission = gb.find_submission(info["assignment"], info["student"])
             total, maximum, penalty = submission.score, submission.max_score, submission.late_submission_penalty
+            late, extended = submission.total_seconds_late, submission.extension is not None
         if penalty:
             line = (f"**Your total for {info['assignment']}: {max(0.0, total - penalty):g} of {maximum:g} points**, "
-                    f"after a late penalty of {penalty:g} (handed in {late_text(submission.total_seconds_late)} after "
-                    f"your due date{', your extension included' if submission.extension else ''}; {total:g} before "
-                    "it): the autograded checks, the training runs and the written answers graded by hand, as your "
-                    "course's grade export holds it.")
+                    f"after a late penalty of {penalty:g} (handed in {late_text(late)} after your due date"
+                    f"{', your extension included' if extended else ''}; {total:g} before it): the autograded "
+                    "checks, the training runs and the written answers graded by hand, as your course's grade export "
+                    "holds it.")
         else:
             line = (f"**Your total for {info['assignment']}: {total:g} of {maximum:g} points**: the autograded "
                     "checks, the training runs and the written answers graded by hand, as your course's grade export "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.plugins import BasePlugin, LateSubmissionPlugin
 from traitlets import Enum, Float
 
 METHODS = ("none", "zero", "per_hour", "per_day")
@@ -92,10 +92,16 @@ class CourseLatePenalty(LateSubmissionPlugin):
 
 
 def late_plugin(config):
-    """The late-submission plugin nbgrader's autograde would use with ``config`` (a traitlets Config)."""
-    from nbgrader.preprocessors import AssignLatePenalties
+    """The late-submission plugin nbgrader's autograde would use with ``config`` (a traitlets Config): the
+    class ``AssignLatePenalties.plugin_class`` names (nbgrader's own by default), configured by it."""
+    from traitlets.utils.importstring import import_item
 
-    return AssignLatePenalties(config=config).plugin_class(config=config)
+    named = config.AssignLatePenalties.get("plugin_class", LateSubmissionPlugin) if "AssignLatePenalties" in config \
+        else LateSubmissionPlugin
+    cls = import_item(named) if isinstance(named, str) else named
+    if not (isinstance(cls, type) and issubclass(cls, BasePlugin) and hasattr(cls, "late_submission_penalty")):
+        raise ValueError(f"AssignLatePenalties.plugin_class {named!r} is no late-submission plugin")
+    return cls(config=config)
 
 
 def policy_problem(config) -> str | None:

@@ -220,6 +220,7 @@ def main(course: Path, assignment: str, download: Path, lms_name: str | None, re
     problem = policy_problem(config) or (None if download.exists() else f"{download} not found")
     configured = config.LmsFileNames.get("named_regexp") if "LmsFileNames" in config else None
     regexp = regexp or (lms.LMS_FILES[lms_name] if lms_name else configured)
+    lms_name = lms_name or next((name for name, known in lms.LMS_FILES.items() if known == regexp), None)
     if problem or not regexp:
         print(f"error: {problem or 'say which LMS the download is from (--from canvas or moodle) or give --regexp'}",
               file=sys.stderr)
