@@ -85,7 +85,8 @@ class BoundedHTMLExporter(HTMLExporter):
 
         self.pages[info["student"]] = []
         for late in refresh_course(info["db_url"], info["assignment"], self.config, {info["student"]}):
-            self.problems.append(Problem(late.student, f"{late.line()}, shown on their pages"))
+            shown_too = ", shown on their pages" if late.penalty else ""
+            self.problems.append(Problem(late.student, late.line() + shown_too))
 
     def _page(self, filename, resources, **kw):
         """One page, made in its unit."""

@@ -38,8 +38,9 @@ class Extension:
         due = (f"due {own:%Y-%m-%d %H:%M} UTC" if own else "no due date is set for the assignment")
         if self.extension is not None:
             due += f" (the assignment's due date plus {late_text(self.extension.total_seconds())})"
+        late = self.late.line() if self.late and self.late.seconds_late else "on time"
         handed = ("nothing handed in and autograded yet" if self.submitted is None else
-                  f"handed in {self.submitted:%Y-%m-%d %H:%M} UTC, " + (self.late.line() if self.late else "on time"))
+                  f"handed in {self.submitted:%Y-%m-%d %H:%M} UTC, {late}")
         return f"{shown(self.student)}: {due}; {handed}"
 
 

@@ -117,18 +117,30 @@ def policy_problem(config) -> str | None:
 
 @dataclass(frozen=True)
 class Lateness:
-    """One late student, after their penalty was recomputed."""
+    """One student who handed in after the assignment's due date, after their penalty was recomputed."""
 
     student: str  # nbgrader student id
-    seconds_late: float  # past the due date, their extension included
+    seconds_late: float  # past their own due date (their extension included): 0 when it covers them
     penalty: float  # points taken, every notebook
     raw_score: float  # points before the penalty
-    extended: bool  # they have an extension
+    past_due: float  # past the assignment's due date, any extension left out
 
     def line(self) -> str:
         """What the summaries say of them."""
+        if not self.seconds_late:
+            return f"handed in {late_text(self.past_due)} after the due date, within their extension: no penalty"
         taken = f"penalty {self.penalty:g} of {self.raw_score:g} point(s)" if self.penalty else "no penalty"
-        return f"late by {late_text(self.seconds_late)}{' (after their extension)' if self.extended else ''}: {taken}"
+        extended = " (past their extension)" if self.past_due > self.seconds_late else ""
+        return f"late by {late_text(self.seconds_late)}{extended}: {taken}"
+
+
+def _lateness(submission) -> Lateness | None:
+    """The submission's lateness, or None when it came before the assignment's due date."""
+    due = submission.assignment.duedate
+    if submission.timestamp is None or due is None or submission.timestamp <= due:
+        return None
+    return Lateness(submission.student.id, submission.total_seconds_late, submission.late_submission_penalty,
+                    submission.score, (submission.timestamp - due).total_seconds())
 
 
 def late_text(seconds: float) -> str:
@@ -147,7 +159,8 @@ def late_text(seconds: float) -> str:
 def refresh_penalties(gb, assignment: str, plugin, students: set[str] | None = None) -> list[Lateness]:
     """Set every (or ``students``') submitted notebook's ``late_submission_penalty`` from its score as it
     stands now, by ``plugin`` as nbgrader's AssignLatePenalties does (None when not late, clipped to
-    0..score); not committed. The late students, by id."""
+    0..score); not committed. The students who handed in after the assignment's due date (late, or within
+    an extension), by id."""
     gb.db.flush()  # the scores written in this session count
     gb.db.expire_all()  # notebooks' scores are computed columns: read them again
     late = []
@@ -159,11 +172,11 @@ def refresh_penalties(gb, assignment: str, plugin, students: set[str] | None = N
         for notebook in submission.notebooks:
             penalty = plugin.late_submission_penalty(student, notebook.score, seconds) if seconds > 0 else None
             notebook.late_submission_penalty = None if penalty is None else min(max(penalty, 0.0), notebook.score)
-        if seconds > 0:
-            gb.db.flush()
-            gb.db.expire(submission)
-            late.append(Lateness(student, seconds, submission.late_submission_penalty, submission.score,
-                                 submission.extension is not None))
+        gb.db.flush()
+        gb.db.expire(submission)
+        found = _lateness(submission)
+        if found is not None:
+            late.append(found)
     return sorted(late, key=lambda x: x.student)
 
 
@@ -172,10 +185,8 @@ def current_lateness(db_url: str, assignment: str) -> list[Lateness]:
     from nbgrader.api import Gradebook
 
     with Gradebook(db_url) as gb:
-        return sorted((Lateness(s.student.id, s.total_seconds_late, s.late_submission_penalty, s.score,
-                                s.extension is not None)
-                       for s in gb.find_assignment(assignment).submissions if s.total_seconds_late > 0),
-                      key=lambda x: x.student)
+        found = (_lateness(s) for s in gb.find_assignment(assignment).submissions)
+        return sorted((x for x in found if x is not None), key=lambda x: x.student)
 
 
 def refresh_course(db_url: str, assignment: str, config, students: set[str] | None = None) -> list[Lateness]:

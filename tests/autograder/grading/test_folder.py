@@ -16,7 +16,7 @@ def test_the_grade_summary_names_each_special_case():
     notes = ["cy: not a student in the gradebook; trusted scores not written",
              "ada: 04_pretrain_then_finetune/04-x is not an autograded cell of a5; its trusted score was not written",
              "bo: 08_position_embeddings/08-y is not an autograded cell of a5; its trusted score was not written"]
-    problems = grade_problems(run, notes, [Lateness("ada", 3600 * 3, 2.0, 20.0, False)])
+    problems = grade_problems(run, notes, [Lateness("ada", 3600 * 3, 2.0, 20.0, 3600 * 3)])
     found = {(p.student, p.act) for p in problems}
     assert found == {("submitted/.hidden", True), ("bo", True), ("cy", True), ("ada", False), ("gradebook", False)}
     assert any("2 trusted score(s) for cells this course's gradebook does not have" in p.why for p in problems)
