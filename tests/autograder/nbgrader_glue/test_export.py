@@ -9,14 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from gradebooks import late_work_gradebook
 from nbgrader.api import Gradebook
 
-from autograder.exports.gradebook_stamp import stamp_in_process
 from autograder.term.lms import IntakeRecord, write_intake
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's add_submission
 
-NB = "03_span_corruption"
 DUE = datetime.datetime(2026, 3, 1, 17, 0)
 NBGRADER_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
                     "raw_score", "late_submission_penalty", "score", "max_score"]
@@ -30,20 +29,14 @@ def course(tmp_path) -> Path:
         "from autograder.nbgrader_glue.setup import configure_grading\nc = get_config()\nconfigure_grading(c)\n"
         "c.CourseLatePenalty.penalty_method = 'per_day'\nc.CourseLatePenalty.percent = 10.0\n"
         "c.CourseExport.canvas_to = 'canvas.csv'\n")
-    stamp_in_process()
-    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
-        gb.add_assignment("a5", duedate=DUE)
-        gb.add_notebook(NB, "a5")
-        gb.add_grade_cell("03-span-hidden", NB, "a5", max_score=20, cell_type="code")
-        gb.add_grade_cell("03-written", NB, "a5", max_score=4, cell_type="markdown")
-        gb.add_solution_cell("03-written", NB, "a5")
-        for student, hours in (("ada", -1), ("-dash", 30), ("a,b", None), ("zed", None)):
-            gb.add_student(student, first_name="Zed" if student == "zed" else None,
-                           last_name="Ng" if student == "zed" else None)
-            if student != "a,b":
-                gb.add_submission("a5", student, timestamp=DUE + datetime.timedelta(hours=hours) if hours else None)
-                gb.find_grade("03-span-hidden", NB, "a5", student).auto_score = 16
-                gb.find_grade("03-written", NB, "a5", student).manual_score = 4
+    hour = datetime.timedelta(hours=1)
+    url = late_work_gradebook(tmp_path, DUE, {"ada": DUE - hour, "-dash": DUE + 30 * hour, "a,b": None}, auto=16,
+                              manual=4)
+    with Gradebook(url) as gb:  # zed: no time came with the LMS's download
+        gb.add_student("zed", first_name="Zed", last_name="Ng")
+        gb.add_submission("a5", "zed")
+        gb.find_grade("03-span-hidden", "03_span_corruption", "a5", "zed").auto_score = 16
+        gb.find_grade("03-written", "03_span_corruption", "a5", "zed").manual_score = 4
         gb.db.commit()
     write_intake(tmp_path, [IntakeRecord("a5", "zed", "canvas", "4242", True, "", 2)])
     return tmp_path

@@ -4,14 +4,13 @@ from __future__ import annotations
 import datetime
 
 import pytest
+from gradebooks import late_work_gradebook
 from nbgrader.api import Gradebook
 
 from autograder.__main__ import main
-from autograder.exports.gradebook_stamp import stamp_in_process
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's add_submission
 
-NB = "03_span_corruption"
 DUE = datetime.datetime(2026, 3, 1, 17, 0)
 
 
@@ -24,15 +23,7 @@ def course(tmp_path, monkeypatch):
         "c.AssignLatePenalties.plugin_class = 'autograder.term.late.CourseLatePenalty'\n"
         "c.CourseLatePenalty.penalty_method = 'per_hour'\n"
         "c.CourseLatePenalty.percent = 10.0\n")
-    stamp_in_process()
-    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
-        gb.add_assignment("a5", duedate=DUE)
-        gb.add_notebook(NB, "a5")
-        gb.add_grade_cell("03-span-hidden", NB, "a5", max_score=20, cell_type="code")
-        gb.add_student("ada")
-        gb.add_submission("a5", "ada", timestamp=DUE + datetime.timedelta(hours=3))
-        gb.find_grade("03-span-hidden", NB, "a5", "ada").auto_score = 10
-        gb.db.commit()
+    late_work_gradebook(tmp_path, DUE, {"ada": DUE + datetime.timedelta(hours=3)})
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 import datetime
 
 import pytest
+from gradebooks import late_work_gradebook
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nbgrader.api import Gradebook
 from traitlets.config import Config
 
-from autograder.exports.gradebook_stamp import stamp_in_process
 from autograder.term.late import (
     CourseLatePenalty,
     LatePolicy,
@@ -83,23 +83,6 @@ def test_late_text_reads_as_a_person_would_say_it():
     assert [late_text(s) for s in (40, 300, 3900, 2 * 86400 + 7300)] == ["40 s", "5 min", "1 h 5 min", "2 d 2 h"]
 
 
-def _gradebook(tmp_path, timestamps: dict[str, datetime.datetime]) -> str:
-    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
-    stamp_in_process()
-    with Gradebook(url) as gb:
-        gb.add_assignment("a5", duedate=DUE)
-        gb.add_notebook(NB, "a5")
-        gb.add_grade_cell("03-span-hidden", NB, "a5", max_score=20, cell_type="code")
-        gb.add_grade_cell("03-written", NB, "a5", max_score=4, cell_type="markdown")
-        gb.add_solution_cell("03-written", NB, "a5")
-        for student, when in timestamps.items():
-            gb.add_student(student)
-            gb.add_submission("a5", student, timestamp=when)
-            gb.find_grade("03-span-hidden", NB, "a5", student).auto_score = 10
-        gb.db.commit()
-    return url
-
-
 def _policy(**settings) -> Config:
     config = Config()
     config.AssignLatePenalties.plugin_class = "autograder.term.late.CourseLatePenalty"
@@ -112,7 +95,8 @@ def test_the_penalty_follows_the_scores_as_they_stand(tmp_path):
     """After the kernel's score was penalised, do new points (the score of record, a manual grade) get the policy's
     share taken once, not the old penalty kept or taken twice; is on-time work untouched; does an extension that
     covers the lateness lift the penalty?"""
-    url = _gradebook(tmp_path, {"ada": DUE + datetime.timedelta(hours=3), "bo": DUE - datetime.timedelta(hours=1)})
+    url = late_work_gradebook(tmp_path, DUE, {"ada": DUE + datetime.timedelta(hours=3),
+                                              "bo": DUE - datetime.timedelta(hours=1)})
     config = _policy(penalty_method="per_hour", percent=10)
     late = refresh_course(url, "a5", config)
     assert [(x.student, x.penalty, x.raw_score) for x in late] == [("ada", 3, 10)]
