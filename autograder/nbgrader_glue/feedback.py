@@ -152,7 +152,10 @@ def _summary_problems(converter, exporter: BoundedHTMLExporter) -> list[Problem]
         return {p.parent.name for p in found if p.is_dir()}
 
     autograded = students(coursedir.autograded_directory)
-    for student in sorted(students(coursedir.submitted_directory) - autograded):
+    handed_in = students(coursedir.submitted_directory)
+    if coursedir.student_id not in ("", "*"):  # one student's pages (formgrader's per-student button)
+        handed_in &= {coursedir.student_id}
+    for student in sorted(handed_in - autograded):
         problems.append(Problem(student, "no feedback pages: nothing of theirs was autograded (autograde_log.txt "
                                          "says why)", act=True))
     try:
