@@ -155,6 +155,7 @@ def _summary_problems(converter, exporter: BoundedHTMLExporter) -> list[Problem]
     handed_in = students(coursedir.submitted_directory)
     if coursedir.student_id not in ("", "*"):  # one student's pages (formgrader's per-student button)
         handed_in &= {coursedir.student_id}
+    handed_in -= set(filter(None, coursedir.student_id_exclude.split(",")))
     for student in sorted(handed_in - autograded):
         problems.append(Problem(student, "no feedback pages: nothing of theirs was autograded (autograde_log.txt "
                                          "says why)", act=True))
