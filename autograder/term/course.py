@@ -8,13 +8,21 @@ CONFIG_FILE = "nbgrader_config.py"
 
 def course_config(course: Path):
     """The config of ``course``'s nbgrader_config.py (an empty one when there is none); a config that
-    fails to load raises, as it would stop nbgrader's own commands."""
+    fails to load raises, as it would stop nbgrader's own commands. What loading it sets in the
+    environment (``configure_grading`` prepares the grading kernel's) is put back: this process only reads it."""
+    import os
+
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
     if not (Path(course) / CONFIG_FILE).is_file():
         return Config()
-    return PyFileConfigLoader(CONFIG_FILE, path=str(course)).load_config()
+    environ = dict(os.environ)
+    try:
+        return PyFileConfigLoader(CONFIG_FILE, path=str(course)).load_config()
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
 
 
 def course_db_url(course: Path, config=None) -> str:
