@@ -139,7 +139,7 @@ def _lateness(submission) -> Lateness | None:
     due = submission.assignment.duedate
     if submission.timestamp is None or due is None or submission.timestamp <= due:
         return None
-    return Lateness(submission.student.id, submission.total_seconds_late, submission.late_submission_penalty,
+    return Lateness(submission.student_id, submission.total_seconds_late, submission.late_submission_penalty,
                     submission.score, (submission.timestamp - due).total_seconds())
 
 
@@ -161,14 +161,22 @@ def refresh_penalties(gb, assignment: str, plugin, students: set[str] | None = N
     stands now, by ``plugin`` as nbgrader's AssignLatePenalties does (None when not late, clipped to
     0..score); not committed. The students who handed in after the assignment's due date (late, or within
     an extension), by id."""
+    from nbgrader.api import MissingEntry
+
     gb.db.flush()  # the scores written in this session count
     gb.db.expire_all()  # notebooks' scores are computed columns: read them again
+    if students is None:
+        submissions = list(gb.find_assignment(assignment).submissions)
+    else:  # each one looked up: a page of one student's feedback reads no one else's
+        submissions = []
+        for student in sorted(students):
+            try:
+                submissions.append(gb.find_submission(assignment, student))
+            except MissingEntry:
+                continue
     late = []
-    for submission in gb.find_assignment(assignment).submissions:
-        student = submission.student.id
-        if students is not None and student not in students:
-            continue
-        seconds = submission.total_seconds_late
+    for submission in submissions:
+        student, seconds = submission.student_id, submission.total_seconds_late
         for notebook in submission.notebooks:
             penalty = plugin.late_submission_penalty(student, notebook.score, seconds) if seconds > 0 else None
             notebook.late_submission_penalty = None if penalty is None else min(max(penalty, 0.0), notebook.score)
