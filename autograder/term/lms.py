@@ -65,13 +65,14 @@ class HandIn:
     timestamp: datetime.datetime | None = None  # when handed in (UTC), when the names say
     entries: list[tuple[str, str]] = field(default_factory=list)  # (path in the download, the file's own path)
     known: bool = False  # found in the gradebook's roster by their LMS id
+    shared_name: str = ""  # the name the file names give, when another LMS user has it too ("": nobody)
 
 
 def group(paths: list[str], pattern: re.Pattern, roster: dict[str, str]) -> tuple[list[HandIn], list[str]]:
     """The download's files by student (sorted by id), and the paths no name matches."""
     from nbgrader.utils import parse_utc
 
-    by_student: dict[str, HandIn] = {}
+    by_user: dict[tuple[str, str], HandIn] = {}  # (the id the names give, the LMS's id) -> their files
     unmatched = []
     for path in paths:
         match = pattern.fullmatch(path)
@@ -81,7 +82,7 @@ def group(paths: list[str], pattern: re.Pattern, roster: dict[str, str]) -> tupl
         groups = {k: v for k, v in match.groupdict().items() if v is not None}
         lms_id = groups.get("lms_user_id", "")
         student = groups.get("student_id") or roster.get(lms_id) or groups["name"]
-        hand_in = by_student.setdefault(student, HandIn(student, lms_id, known=lms_id in roster))
+        hand_in = by_user.setdefault((student, lms_id), HandIn(student, lms_id, known=lms_id in roster))
         hand_in.late |= bool(groups.get("late"))
         hand_in.entries.append((path, groups["file"]))
         if groups.get("timestamp"):
@@ -90,7 +91,12 @@ def group(paths: list[str], pattern: re.Pattern, roster: dict[str, str]) -> tupl
             except (ValueError, OverflowError):
                 continue
             hand_in.timestamp = max(hand_in.timestamp or when, when)
-    return [by_student[s] for s in sorted(by_student)], unmatched
+    named = [student for student, _ in by_user]
+    for (student, lms_id), hand_in in by_user.items():  # two LMS users of one name (two Jane Does): kept apart
+        if named.count(student) > 1:
+            hand_in.student = f"{student}-{lms_id}"
+            hand_in.shared_name = student
+    return sorted(by_user.values(), key=lambda h: h.student), unmatched
 
 
 def known_names(assignment: str) -> frozenset[str]:
@@ -190,22 +196,29 @@ class LmsFileNames(FileNameCollectorPlugin):
         """The configured regexp, checked (RegexpProblem names what is wrong)."""
         return compiled(self.named_regexp)
 
+    def _hand_ins(self, root: str) -> dict[str, HandIn]:
+        """Every extracted file's hand-in (path below ``root`` -> it), grouped once over them all, so two LMS
+        users of one name are kept apart as the intake keeps them."""
+        if getattr(self, "_by_path", None) is None:
+            paths = [os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+                     for folder, _, names in os.walk(root) for name in names]
+            hand_ins, _ = group(sorted(paths), self.pattern(), _course_roster(self.parent))
+            self._by_path = {path: h for h in hand_ins for path, _ in h.entries}
+        return self._by_path
+
     def collect(self, submitted_file: str) -> dict | None:
         """nbgrader's question for each extracted file: whose it is and where it goes (None: not a hand-in)."""
         app = self.parent
         root = app._format_collect_path(app.extracted_directory) if app is not None else os.path.dirname(
             submitted_file)
         rel = os.path.relpath(submitted_file, root).replace(os.sep, "/")
-        if not hasattr(self, "_roster"):
-            self._roster = _course_roster(app)
-        hand_ins, _ = group([rel], self.pattern(), self._roster)
-        if not hand_ins:
+        hand_in = self._hand_ins(root).get(rel)
+        if hand_in is None:
             self.log.warning("Not a hand-in (its path matches no hand-in name): %s", rel)
             return None
-        hand_in = hand_ins[0]
+        own = next(file for path, file in hand_in.entries if path == rel)
         assignment = app.coursedir.assignment_id if app is not None else "a5"
-        found = {"student_id": hand_in.student,
-                 "file_id": place(hand_in.entries[0][1].split("/"), assignment, known_names(assignment))}
+        found = {"student_id": hand_in.student, "file_id": place(own.split("/"), assignment, known_names(assignment))}
         if hand_in.timestamp is not None:
             found["timestamp"] = f"{hand_in.timestamp:%Y-%m-%d %H:%M:%S.%f} UTC"
         return found

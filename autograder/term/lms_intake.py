@@ -198,6 +198,9 @@ def _place(course: Path, assignment: str, hand_in: lms.HandIn, outcome, staged: 
                                     f"{hand_in.timestamp:%Y-%m-%d %H:%M:%S} UTC" if hand_in.timestamp else "",
                                     len(taken.files)))
     problems = [Problem(student, f"left out: {note}") for note in taken.notes[:5]]
+    if hand_in.shared_name:
+        problems.append(Problem(student, f"another {lms_name} user has the name {shown(hand_in.shared_name)}: filed "
+                                         "under the name and their LMS id (a roster with LMS ids names them)"))
     if len(taken.notes) > 5:
         problems.append(Problem(student, f"and {len(taken.notes) - 5} more things left out"))
     if hand_in.late and hand_in.timestamp is None:

@@ -95,3 +95,15 @@ def test_a_hostile_zip_writes_only_its_own_regularfiles_in(course, tmp_path, cap
     assert not list(tmp_path.rglob("escaped.txt")) and not Path("/tmp/absolute.txt").exists()
     said = capsys.readouterr().out
     assert "a name that leads outside the zip" in said and "a symbolic link" in said and "a zip inside the zip" in said
+
+
+def test_two_lms_users_of_one_name_are_kept_apart(course, tmp_path, capsys):
+    """Are two Canvas users whose files carry the same sortable name (two Jane Does) filed apart, each under the name
+    and their own Canvas id, never mixed, and does the summary say why?"""
+    download = tmp_path / "submissions.zip"
+    download.write_bytes(make_zip({f"doejane_1001_501_{NB02}": b"first jane", f"doejane_1009_502_{NB02}":
+                                   b"second jane"}))
+    assert main(["lms", "a5", str(download), "--from", "canvas"]) == 0
+    assert files_in(course / "submitted" / "doejane-1001" / "a5") == {NB02: b"first jane"}
+    assert files_in(course / "submitted" / "doejane-1009" / "a5") == {NB02: b"second jane"}
+    assert "another canvas user has the name doejane" in capsys.readouterr().out
