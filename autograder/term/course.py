@@ -8,21 +8,26 @@ CONFIG_FILE = "nbgrader_config.py"
 
 def course_config(course: Path):
     """The config of ``course``'s nbgrader_config.py (an empty one when there is none); a config that
-    fails to load raises, as it would stop nbgrader's own commands. What loading it sets in the
-    environment (``configure_grading`` prepares the grading kernel's) is put back: this process only reads it."""
+    fails to load raises, as it would stop nbgrader's own commands. What loading it prepares for the
+    grading kernel (``configure_grading``: settings in the environment, a folder for its sockets) is
+    undone: this process only reads the config."""
     import os
+    import tempfile
 
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
     if not (Path(course) / CONFIG_FILE).is_file():
         return Config()
-    environ = dict(os.environ)
-    try:
-        return PyFileConfigLoader(CONFIG_FILE, path=str(course)).load_config()
-    finally:
-        os.environ.clear()
-        os.environ.update(environ)
+    environ, saved = dict(os.environ), tempfile.tempdir
+    with tempfile.TemporaryDirectory(prefix="course-config-") as scratch:
+        tempfile.tempdir = scratch
+        try:
+            return PyFileConfigLoader(CONFIG_FILE, path=str(course)).load_config()
+        finally:
+            tempfile.tempdir = saved
+            os.environ.clear()
+            os.environ.update(environ)
 
 
 def course_db_url(course: Path, config=None) -> str:
