@@ -115,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     inbound.add_argument("--remove", action="store_true",
                          help="take them out of the exchange (deleted, or hidden from every collect when their owner "
                               "keeps them read-only); needs no root")
+    from autograder.term.commands import add_term_commands
+
+    add_term_commands(sub)
     similar = sub.add_parser("similarity", help="pairwise similarity of all of the students' code across a cohort")
     similar.add_argument("submitted", help="nbgrader's submitted/ folder: <student>/<assignment>/...")
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
@@ -129,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         return _autograde(args)
     if args.command == "bundle":
         return _bundle(args)
+    if args.command in ("extend", "lms"):
+        from autograder.term.commands import run_term_command
+
+        return run_term_command(args)
     if args.command == "inbound":
         from autograder.nbgrader_glue.refused_inbound import main as inbound_main
 
@@ -213,53 +220,44 @@ def _grade(args) -> int:
     print(summary_table(results))
     print(f"wrote {Path(args.out) / 'grades.csv'}: {run.graded} student(s) graded, {run.reused} unchanged since "
           "the last grading and kept (--force grades them again)")
-    if run.failed:
-        print(f"warning: the grader could not grade {', '.join(run.failed)} (see instructor_log.txt); they are "
-              "graded again on the next run", file=sys.stderr)
     unfit = [r.student for r in results if any("of another shape than" in p.reason for p in r.parts)]
     if unfit and len(unfit) >= max(1, len(results) // 2):
         print(f"warning: the params of {len(unfit)} of {len(results)} students do not fit the {args.preset!r} "
               "preset's model: is --preset the preset they trained with?", file=sys.stderr)
+    notes, late = [], []
     if args.gradebook:
         from autograder.exports.gradebook import trusted_cell_scores, write_trusted_scores
+        from autograder.term.late import settle_in
 
         scores = {r.student: trusted_cell_scores((p.part, p.points) for p in r.parts) for r in results}
-        for note in write_trusted_scores(args.gradebook, args.assignment, scores):
-            print(f"gradebook: {note}")
+        notes = write_trusted_scores(args.gradebook, args.assignment, scores,
+                                     settle=settle_in(Path.cwd(), args.assignment, set(scores), late))
         print(f"gradebook: the autograded cells and run cells of {len(scores)} student(s) now hold the trusted "
-              "scores; manually graded cells are untouched")
-    return 0
+              "scores, each late penalty recomputed from them; manually graded cells are untouched")
+    from autograder.exports.step_summary import print_summary
+    from autograder.grading.folder import grade_problems
 
-def _course_source(course: Path, assignment: str) -> Path:
-    """The assignment's source folder as the course's nbgrader_config.py names it (or source/)."""
-    from traitlets.config.loader import PyFileConfigLoader
-
-    try:
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    except Exception:  # absent or broken: nbgrader's default (nbgrader refuses a broken one itself)
-        config = None
-    source = config.CourseDirectory.get("source_directory") if config is not None else None
-    return course / (source or "source") / assignment
-
+    return print_summary("grade", grade_problems(run, notes, late))
 
 def _autograde(args) -> int:
     from autograder import confinement
     from autograder.collecting.flags import cohort_flags
     from autograder.collecting.near_copies import dev_gold
-    from autograder.collecting.safe_files import shown
     from autograder.exports.csv_safe import write_csv
+    from autograder.exports.step_summary import print_summary
     from autograder.nbgrader_glue.autograde import (
         AutogradeSettings,
         autograde_cohort,
+        autograde_problems,
         collect_course,
-        course_db_url,
         write_log,
     )
+    from autograder.term.course import course_db_url, course_source
     from autograder.units.dask import Cluster
 
     course, data_dir = Path(args.course).resolve(), Path(args.data_dir).resolve()
     for path, what in ((course / "submitted", "the course's submitted/ folder"),
-                       (_course_source(course, args.assignment), f"the source of assignment {args.assignment!r}"),
+                       (course_source(course, args.assignment), f"the source of assignment {args.assignment!r}"),
                        (data_dir / layout.WIKI, f"the data folder's {layout.WIKI}")):
         if not path.exists():
             print(f"error: {path} not found ({what})", file=sys.stderr)
@@ -286,7 +284,7 @@ def _autograde(args) -> int:
     cohort = collect_course(course, args.assignment, args.student)
     for folder in cohort.refused:  # said before any grading starts; these are not autograded
         print(f"refused: 'submitted/{folder.shown}' cannot be a student id: {folder.why}", file=sys.stderr)
-    flags = cohort_flags(cohort.students, args.assignment, _course_source(course, args.assignment),
+    flags = cohort_flags(cohort.students, args.assignment, course_source(course, args.assignment),
                          gold=dev_gold(data_dir))
     write_csv(course / "autograde_flags.csv", ["file", "student", "other_student", "why"],
               [[f.file, f.student, f.other, f.why] for f in flags])
@@ -305,13 +303,10 @@ def _autograde(args) -> int:
           + (f" ({sum(r.seconds for r in done) / len(done):.1f} s each)" if done else "")
           + (f", {len(skipped)} unchanged since they were autograded, left as they were (--force redoes them)"
              if skipped else ""))
-    for r in results:
-        if not r.ok:
-            print(f"  FAILED '{shown(r.student)}': {r.reason}", file=sys.stderr)
     if flags:
         print(f"{len(flags)} flag(s) for you to look at in {course / 'autograde_flags.csv'}")
     print(f"wrote {log}")
-    return 1 if any(not r.ok for r in results) else 0
+    return print_summary("autograde", autograde_problems(settings, cohort, results))
 
 def _bundle(args) -> int:
     from autograder.release.bundle import BundleError, build_bundle
@@ -329,7 +324,7 @@ def _bundle(args) -> int:
 
 
 def _report(args) -> int:
-    from autograder.exports.report import explain, summary, write_report
+    from autograder.exports.report import explain, report_problems, summary, write_report
 
     if not Path(args.course).is_dir():
         print(f"error: {args.course} is not a folder", file=sys.stderr)
@@ -345,7 +340,11 @@ def _report(args) -> int:
     print(summary(totals, reasons))
     if args.out:
         print(f"wrote {write_report(reasons, Path(args.out) / 'nbgrader_reasons.csv')}")
-    return 0
+    from autograder.exports.step_summary import Problem, print_summary
+    from autograder.term.late import current_lateness
+
+    late = current_lateness(args.db or f"sqlite:///{Path(args.course) / 'gradebook.db'}", args.assignment)
+    return print_summary("report", report_problems(reasons) + [Problem(x.student, x.line()) for x in late])
 
 def _similarity(args) -> int:
     from autograder.exports.similarity import OVERALL, similarity_report

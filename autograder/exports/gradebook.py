@@ -18,6 +18,7 @@ from __future__ import annotations
 from autograder.exports.gradebook_stamp import stamp_in_process
 
 Scores = dict[str, dict[tuple[str, str], float]]  # student -> {(notebook, grade_id): points}
+NOT_IN_GRADEBOOK = "is not an autograded cell of"  # a note's words for a cell the course's gradebook lacks
 
 
 def trusted_cell_scores(parts) -> dict[tuple[str, str], float]:
@@ -63,10 +64,12 @@ def _submission_ready(gb, assignment: str, student: str) -> str | None:
     return None
 
 
-def write_trusted_scores(db_url: str, assignment: str, scores: Scores) -> list[str]:
+def write_trusted_scores(db_url: str, assignment: str, scores: Scores, settle=None) -> list[str]:
     """scores: student -> {(notebook name without .ipynb, grade_id): points}. Set nbgrader's
     auto_score of each autograded cell to the trusted points (manually graded cells untouched);
-    return notes for the instructor (a student or cell missing from the gradebook, ...)."""
+    return notes for the instructor (a student or cell missing from the gradebook, ...). ``settle(gb)``,
+    when given, runs in the same transaction after the points are written (the late penalties are
+    recomputed from them there: ``autograder.term.late``)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     stamp_in_process()  # a new gradebook is stamped here, not by nbgrader's `alembic` command
@@ -83,7 +86,7 @@ def write_trusted_scores(db_url: str, assignment: str, scores: Scores) -> list[s
                 continue
             for (notebook, grade_id), points in sorted(points_by_cell.items()):
                 if (notebook, grade_id) not in cells:
-                    notes.append(f"{student}: {notebook}/{grade_id} is not an autograded cell of {assignment}; "
+                    notes.append(f"{student}: {notebook}/{grade_id} {NOT_IN_GRADEBOOK} {assignment}; "
                                  "its trusted score was not written")
                     continue
                 max_score = cells[(notebook, grade_id)]
@@ -98,5 +101,7 @@ def write_trusted_scores(db_url: str, assignment: str, scores: Scores) -> list[s
                     grade.needs_manual_grade = False
             for notebook, grade_id in sorted(set(cells) - set(points_by_cell)):
                 notes.append(f"{student}: no trusted score for {notebook}/{grade_id}; the kernel's own score stays")
+        if settle is not None:
+            settle(gb)
         gb.db.commit()
     return notes

@@ -29,6 +29,7 @@ from autograder.checks.run_files import RUN_CELLS
 from autograder.collecting.safe_files import shown
 from autograder.exports.csv_safe import write_csv
 from autograder.exports.reasons import bounded, error_type
+from autograder.exports.step_summary import Problem
 from autograder.inside import bounded_json
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, outcomes
@@ -229,3 +230,17 @@ def summary(totals: dict[str, float], reasons: list[CellReason]) -> str:
         note = f"{first.notebook}/{first.cell}: {first.reason}"[:80] if first else "full marks"
         lines.append(f"{student:<22}{total:>8g}  {note}")
     return "\n".join(lines)
+
+
+def report_problems(reasons: list[CellReason]) -> list[Problem]:
+    """What the report's summary says: each student with a whole notebook missing, unreadable or not
+    graded, or who could not be explained (those two need the instructor)."""
+    problems, seen = [], set()
+    for r in reasons:
+        if (r.cell != "*" and not r.reason.startswith("notebook ")) or (r.student, r.notebook) in seen:
+            continue
+        seen.add((r.student, r.notebook))
+        where = "" if r.notebook == "*" else f"{r.notebook}: "
+        act = r.reason.startswith(("could not be explained", "notebook could not be read", f"notebook {NOT_GRADED}"))
+        problems.append(Problem(r.student, f"{where}{r.reason}", act=act))
+    return problems

@@ -4,6 +4,7 @@ from __future__ import annotations
 import shutil
 import sys
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,9 @@ from autograder.collecting.cohort import collect_cohort
 from autograder.collecting.collect import wanted_for
 from autograder.collecting.flags import cohort_flags
 from autograder.collecting.near_copies import gold_hashes
+from autograder.exports.gradebook import NOT_IN_GRADEBOOK
 from autograder.exports.outputs import write_outputs
+from autograder.exports.step_summary import Problem
 from autograder.grading.cohort import CohortRun, grade_cohort
 from autograder.grading.grade import load_gold
 from autograder.grading.plausibility import ceiling_flags
@@ -22,9 +25,17 @@ if TYPE_CHECKING:
     from autograder.grading.audit import AuditSettings
 
 
+@dataclass
+class FolderRun(CohortRun):
+    """A cohort's grading, with what the collect step noted of each student."""
+
+    # student -> the collect step's notes for the instructor (a renamed copy taken, a notebook missing, ...)
+    notices: dict[str, list[str]] = field(default_factory=dict)
+
+
 def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings, gradescope: bool = False,
                  progress: bool = True, cluster: Cluster | None = None, force: bool = False,
-                 only: list[str] | None = None, audit: AuditSettings | None = None) -> CohortRun:
+                 only: list[str] | None = None, audit: AuditSettings | None = None) -> FolderRun:
     """Collect, grade every student (on Dask when ``cluster`` says so; unchanged students kept
     from an earlier run unless ``force``), and write grades.csv, reasons.json, flags.csv and
     the instructor's log.
@@ -52,7 +63,32 @@ def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings
         shutil.rmtree(staging, ignore_errors=True)
     run.refused = cohort.refused
     write_outputs(run.results, flags, cohort.refused, out, gradescope)
-    return run
+    # (the collect step's notices, when it keeps them)
+    return FolderRun(**vars(run), notices={c.student: list(getattr(c, "notices", [])) for c in cohort.students})
+
+
+def grade_problems(run: FolderRun, gradebook_notes: list[str] = (), late=()) -> list[Problem]:
+    """What ``autograder grade``'s summary says: folders refused, students the grader could not grade,
+    the collect step's notices, a trusted score the gradebook could not take, late work and its penalty."""
+    problems = [Problem(f"submitted/{r.shown}", f"refused: cannot be a student id: {r.why}", act=True)
+                for r in run.refused]
+    failed = set(run.failed)
+    students = {r.student for r in run.results}
+    for r in run.results:
+        problems += [Problem(r.student, notice) for notice in run.notices.get(r.student, [])]
+        if r.student in failed:
+            problems.append(Problem(r.student, "the grader could not grade it (instructor_log.txt); graded again "
+                                               "on the next run", act=True))
+    absent = [note for note in gradebook_notes if NOT_IN_GRADEBOOK in note]
+    for note in (n for n in gradebook_notes if n not in absent):  # a trusted score the gradebook lacks
+        student, _, why = note.partition(": ")
+        problems.append(Problem(student, f"gradebook: {why}", act=True) if student in students
+                        else Problem("gradebook", note, act=True))
+    if absent:  # the course's gradebook has fewer notebooks than the grader checks (a course of its own)
+        problems.append(Problem("gradebook", f"{len(absent)} trusted score(s) for cells this course's gradebook "
+                                             "does not have, not written (e.g. " + absent[0] + ")"))
+    problems += [Problem(x.student, x.line()) for x in late]
+    return problems
 
 
 def summary_table(results: list[SubmissionResult]) -> str:

@@ -7,9 +7,11 @@ course's ``nbgrader_config.py`` applies (``setup``), the confined grading kernel
 ``jupyter/kernels/course-grading``), nbgrader's exchange steps run the course's way (who handed a
 submission in: ``inbound``; the collect: ``exchange``; listing and removing what it refused:
 ``refused_inbound``; the release of feedback: ``release_feedback``; the student's submit and validate, warned
-beforehand about notebooks the grader cannot take as they are: ``submit_check``) and what feedback pages show
-(``feedback``: the score of record's reasons and total, never a hidden test's code). May import
-course_lib, ``autograder.collecting``, ``autograder.confinement``, ``autograder.checks``,
-``autograder.grading``, ``autograder.exports``, ``autograder.inside``, ``autograder.units`` and
-``autograder.ownership`` (nbgrader run as root in the instructor's course folder leaves it theirs).
+beforehand about notebooks the grader cannot take as they are: ``submit_check``), what feedback pages show
+(``feedback``: the score of record's reasons and total, never a hidden test's code) and nbgrader's export the
+course's way (``export``: penalties as they stand, escaped cells, the LMS's columns). May import course_lib,
+``autograder.collecting``, ``autograder.confinement``, ``autograder.checks``, ``autograder.grading``,
+``autograder.exports``, ``autograder.inside``, ``autograder.units``, ``autograder.term`` (the late policy, the
+LMS's names) and ``autograder.ownership`` (nbgrader run as root in the instructor's course folder leaves it
+theirs).
 """

@@ -48,6 +48,7 @@ from autograder.atomic import write_atomically
 from autograder.collecting.cohort import collect_cohort
 from autograder.collecting.collect import Cohort, wanted_for
 from autograder.collecting.safe_files import shown
+from autograder.exports.step_summary import Problem
 from autograder.nbgrader_glue.collected_only import COLLECTED
 from autograder.nbgrader_glue.one_student import LOCK_VARIABLE, PARENT_VARIABLE
 from autograder.units.dask import Cluster
@@ -62,6 +63,7 @@ preload(*AUTOGRADE_PRELOAD)
 STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash last autograded
 LOG_TAIL = 4000  # characters of nbgrader's output kept for a student whose autograde failed
 SKIPPED = "Skipping existing assignment"  # nbgrader's words for a student done before (no --force)
+CHANGED = "has changed!"  # nbgrader's words for a locked cell a student edited (it puts the released one back)
 # the unit and its nbgrader, which inherits the limit (it parses the student's notebooks); the
 # kernels and their sandbox have limits of their own
 UNIT_MEMORY_MB = 3072
@@ -103,16 +105,6 @@ def sqlite_path(settings: AutogradeSettings) -> Path | None:
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return None
     return settings.course / url.database  # an absolute database path stays as it is
-
-
-def course_db_url(course: Path) -> str:
-    """The gradebook URL the course's nbgrader_config.py sets (else nbgrader's default)."""
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config() \
-        if (course / "nbgrader_config.py").is_file() else None
-    url = config.CourseDirectory.get("db_url") if config is not None else None
-    return url or f"sqlite:///{course / 'gradebook.db'}"
 
 
 def collect_course(course: Path, assignment: str, only: list[str] | None = None) -> Cohort:
@@ -296,3 +288,27 @@ def write_log(results: list[Autograded], path: Path, collect_notes: dict[str, li
             f.writelines(f"left out by the collect step: {note}\n" for note in collect_notes.get(r.student, []))
             f.write(f"{r.log}\n")
     return path
+
+
+def autograde_problems(settings: AutogradeSettings, cohort: Cohort, results: list[Autograded]) -> list[Problem]:
+    """What the command's summary says: folders refused, the collect step's notices (a renamed copy taken,
+    a notebook missing), students nbgrader could not autograde, a locked cell changed, late work with its
+    penalty (recomputed from the gradebook's points now, with the course's late plugin)."""
+    from autograder.term.course import course_config
+    from autograder.term.late import refresh_course
+
+    problems = [Problem(f"submitted/{r.shown}", f"refused: cannot be a student id: {r.why}", act=True)
+                for r in cohort.refused]
+    notices = {c.student: getattr(c, "notices", []) for c in cohort.students}  # the collect step's, when it has
+    for r in results:
+        problems += [Problem(r.student, notice) for notice in notices.get(r.student, [])]
+        if not r.ok:
+            problems.append(Problem(r.student, f"nbgrader could not autograde it: {r.reason}", act=True))
+        elif CHANGED in r.log:
+            problems.append(Problem(r.student, "a locked cell was changed: nbgrader put the released one back "
+                                               "(autograde_log.txt)"))
+    students = {r.student for r in results if r.ok}
+    if students:
+        late = refresh_course(settings.db_url, settings.assignment, course_config(settings.course), students)
+        problems += [Problem(x.student, x.line()) for x in late]
+    return problems

@@ -35,6 +35,7 @@ from nbgrader.utils import ignore_patterns
 
 from autograder.collecting.safe_files import shown
 from autograder.exports.csv_safe import write_csv
+from autograder.exports.step_summary import Problem, log_summary
 from autograder.nbgrader_glue.inbound import Record, Refusal, inside_problem, judge, parse_time
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, outcomes
@@ -66,6 +67,7 @@ class Collected:
     action: str  # "collected", "updated", "kept" (nothing newer) or "refused"
     why: str = ""  # for "refused" and "kept"
     notes: list[str] = field(default_factory=list)  # things left out of the copy, for the log
+    before: datetime.datetime | None = None  # the time of the submission collected before, if any
 
 
 class _Notes(list):
@@ -142,7 +144,7 @@ def collect_student(src: str, record: Record, dest: str, rules: CopyRules, check
         later = existing is None or record.timestamp > existing
         if not ((rules.update and later) or (rules.before_duedate and existing != record.timestamp)):
             return Collected(record.student, "kept", "no newer submission" if rules.update else
-                             "already collected (--update takes a newer one)")
+                             "already collected (--update takes a newer one)", before=existing)
     problem = inside_problem(src, record, check_owner)
     if problem:
         return Collected(record.student, "refused", problem)
@@ -163,7 +165,7 @@ def collect_student(src: str, record: Record, dest: str, rules: CopyRules, check
             os.rename(staging, dest)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return Collected(record.student, action, notes=list(notes))
+    return Collected(record.student, action, notes=list(notes), before=existing)
 
 
 class OwnedCollect(ExchangeCollect):
@@ -210,22 +212,30 @@ class OwnedCollect(ExchangeCollect):
         done = outcomes(COLLECT_STEP, len(records), lambda i: (collect_student, (
             os.path.join(self.inbound_path, records[i].name), records[i], dests[i], rules, self.check_owner)),
             workers=2)
-        refusals = list(self.refusals)
+        refusals, problems = list(self.refusals), []
         for record, outcome in zip(records, done):
             result = outcome.value if outcome.ok else Collected(record.student, "refused", outcome.failure)
             for note in result.notes:
                 self.log.warning("%s: %s", shown(record.student), note)
+            when = f"{record.timestamp:%Y-%m-%d %H:%M:%S} UTC"
+            before = f"{result.before:%Y-%m-%d %H:%M:%S} UTC" if result.before else "an unreadable time"
             if result.action == "refused":
                 refusals.append(Refusal(shown(record.name), shown(record.student), shown(record.student),
                                         result.why, record.name))
             elif result.action == "kept":
-                self.log.info("%s: %s", shown(record.student), result.why)
+                self.log.info("%s: kept the submission of %s: %s", shown(record.student), before, result.why)
+            elif result.action == "updated":
+                self.log.info("Updated submission: %s %s: took the one of %s over that of %s", shown(record.student),
+                              assignment, when, before)
+                problems.append(Problem(record.student, f"handed in again: took the submission of {when} over "
+                                                        f"that of {before}"))
             else:
-                self.log.info("%s submission: %s %s", result.action.capitalize(), shown(record.student), assignment)
+                self.log.info("Collected submission: %s %s, handed in %s", shown(record.student), assignment, when)
         path = write_refusals(Path(self.coursedir.root), refusals)
+        problems += [Problem(r.owner, f"REFUSED inbound {r.entry} (claims {r.claimed}, owned by {r.owner}): {r.why}",
+                             act=True) for r in refusals]
+        log_summary(self.log, "collect", problems)
         if refusals:
-            for r in refusals:
-                self.log.error("REFUSED inbound %s (claims %s, owned by %s): %s", r.entry, r.claimed, r.owner, r.why)
             self.fail(f"collected every genuine submission; refused {len(refusals)} inbound entr"
                       f"{'y' if len(refusals) == 1 else 'ies'}, listed in {path} (`python -m autograder inbound` "
                       "lists them, `--remove` takes them out of the exchange)")

@@ -15,7 +15,13 @@
   student's bytes: bleach, which cleans their HTML, takes time quadratic in how deeply tags nest
   (300 KB of ``<div>`` take minutes), and a page's memory grows with its outputs. A page that
   fails or runs past its limits is that student's error, which nbgrader reports at the end;
-  every other student's pages are made, and the instructor's process reads none of it.
+  every other student's pages are made, and the instructor's process reads none of it. Before a
+  student's first page it recomputes their late penalty from the points as they stand
+  (``autograder.term.late``: the score of record and the manual points came after autograde).
+- ``with_summary``: nbgrader's generate_feedback (the command and formgrader's button) ends with the
+  step's summary (``autograder.exports.step_summary``): each student whose page was not made, whose
+  submission has no autograded copy to make pages of, who handed a notebook in late or not at all; it
+  fails (non-zero) when a page a student should have is missing.
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ from traitlets import Bool, Float, Int, Unicode
 from traitlets.utils.importstring import import_item
 
 from autograder.collecting.safe_files import shown
+from autograder.exports.step_summary import Problem, log_summary
 from autograder.inside import bounded_json
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, outcomes, preload
@@ -50,10 +57,39 @@ class BoundedHTMLExporter(HTMLExporter):
     page_memory_mb = Int(1024, help="memory one feedback page's unit may add to the grader's code").tag(config=True)
     in_unit = Bool(False, help="set on the exporter a unit builds: render here").tag(config=False)
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pages: dict[str, list[str]] = {}  # student -> notebooks whose pages were made, this run
+        self.problems: list[Problem] = []  # what this run's summary says
+
     def from_filename(self, filename, resources=None, **kw):
         """Render in a unit (or here, inside one); PageNotMade if the unit fails or refuses."""
         if self.in_unit:
             return super().from_filename(filename, resources, **kw)
+        info = (resources or {}).get("nbgrader", {})
+        if info.get("student") is not None and info["student"] not in self.pages:
+            self._student_starts(info)
+        try:
+            made = self._page(filename, resources, **kw)
+        except PageNotMade as err:
+            if info.get("student") is not None:
+                self.problems.append(Problem(info["student"], str(err), act=True))
+            raise
+        if info.get("student") is not None:
+            self.pages[info["student"]].append(info.get("notebook", ""))
+        return made
+
+    def _student_starts(self, info: dict) -> None:
+        """Before a student's first page: their penalty from the points as they stand, said if late."""
+        from autograder.term.late import refresh_course
+
+        self.pages[info["student"]] = []
+        for late in refresh_course(info["db_url"], info["assignment"], self.config, {info["student"]}):
+            shown_too = ", shown on their pages" if late.penalty else ""
+            self.problems.append(Problem(late.student, late.line() + shown_too))
+
+    def _page(self, filename, resources, **kw):
+        """One page, made in its unit."""
         preprocessors = [(f"{type(pp).__module__}.{type(pp).__qualname__}", bool(getattr(pp, "enabled", True)))
                          for pp in self._preprocessors]
         step = Step("feedback page", UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb,
@@ -102,6 +138,69 @@ def make_page(config, preprocessors: list[tuple[str, bool]], filename: str, reso
     return html, {key: value for key, value in resources.items() if not callable(value)}
 
 
+def _summary_problems(converter, exporter: BoundedHTMLExporter) -> list[Problem]:
+    """The run's problems, and the students of submitted/ without autograded pages to make, the notebooks
+    a processed student has no page for."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    coursedir = converter.coursedir
+    assignment = coursedir.assignment_id
+    problems = list(exporter.problems)
+
+    def students(directory: str) -> set[str]:
+        found = Path(coursedir.format_path(directory, ".", ".")).glob(f"*/{assignment}")
+        return {p.parent.name for p in found if p.is_dir()}
+
+    autograded = students(coursedir.autograded_directory)
+    handed_in = students(coursedir.submitted_directory)
+    if coursedir.student_id not in ("", "*"):  # one student's pages (formgrader's per-student button)
+        handed_in &= {coursedir.student_id}
+    handed_in -= set(filter(None, coursedir.student_id_exclude.split(",")))
+    for student in sorted(handed_in - autograded):
+        problems.append(Problem(student, "no feedback pages: nothing of theirs was autograded (autograde_log.txt "
+                                         "says why)", act=True))
+    try:
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            notebooks = sorted(nb.name for nb in gb.find_assignment(assignment).notebooks)
+    except MissingEntry:
+        notebooks = []
+    for student, made in exporter.pages.items():
+        missing = [nb for nb in notebooks if nb not in made and not _failed(problems, student, nb)]
+        if missing and made:
+            problems.append(Problem(student, f"no page for {', '.join(missing)} (not in their autograded copy: "
+                                             "not handed in, or nbgrader stopped on it)"))
+    return problems
+
+
+def _failed(problems: list[Problem], student: str, notebook: str) -> bool:
+    return any(p.student == student and p.why.startswith(f"{shown(notebook)}.") for p in problems)
+
+
+def with_summary(convert_notebooks):
+    """nbgrader's GenerateFeedback.convert_notebooks, ending with the step's summary in its log and an
+    error when a page a student should have is missing."""
+    from functools import wraps
+
+    @wraps(convert_notebooks)
+    def convert(self):
+        failed = None
+        try:
+            convert_notebooks(self)
+        except Exception as err:  # nbgrader's own error at the end (a page not made): said after the summary
+            failed = err
+        if isinstance(self.exporter, BoundedHTMLExporter):
+            problems = _summary_problems(self, self.exporter)
+            if log_summary(self.log, "generate_feedback", problems) and failed is None:
+                from nbgrader.converters.base import NbGraderException
+
+                failed = NbGraderException("some students have no feedback pages: see the summary above")
+        if failed is not None:
+            raise failed
+
+    convert.course_summary = True
+    return convert
+
+
 class TrustedReasons(Preprocessor):
     """Each autograded cell's trusted points and reason, and the student's total, on their page."""
 
@@ -123,13 +222,23 @@ class TrustedReasons(Preprocessor):
             verdict = mine.get(meta.get("grade_id"))
             if cell.cell_type == "code" and meta.get("grade") and verdict is not None:
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=verdict.line() + "\n")]
+        from autograder.term.late import late_text
+
         with Gradebook(info["db_url"]) as gb:
             submission = gb.find_submission(info["assignment"], info["student"])
             total, maximum, penalty = submission.score, submission.max_score, submission.late_submission_penalty
-        line = (f"**Your total for {info['assignment']}: {total:g} of {maximum:g} points**: the autograded checks, "
-                "the training runs and the written answers graded by hand, as your course's grade export holds it"
-                + (f" (less a late penalty of {penalty:g})" if penalty else "")
-                + ". Each autograded cell below says what the course's grader gave it and why.")
+            late, extended = submission.total_seconds_late, submission.extension is not None
+        if penalty:
+            line = (f"**Your total for {info['assignment']}: {max(0.0, total - penalty):g} of {maximum:g} points**, "
+                    f"after a late penalty of {penalty:g} (handed in {late_text(late)} after your due date"
+                    f"{', your extension included' if extended else ''}; {total:g} before it): the autograded "
+                    "checks, the training runs and the written answers graded by hand, as your course's grade export "
+                    "holds it.")
+        else:
+            line = (f"**Your total for {info['assignment']}: {total:g} of {maximum:g} points**: the autograded "
+                    "checks, the training runs and the written answers graded by hand, as your course's grade export "
+                    "holds it.")
+        line += " Each autograded cell below says what the course's grader gave it and why."
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(line))
         return nb, resources
 

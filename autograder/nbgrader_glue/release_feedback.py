@@ -6,7 +6,8 @@ feedback folder without that file (a submission made by hand, a secret deleted) 
 release with a traceback after some of the class had theirs. Here each student's pages are
 released in a unit (``autograder.units``); a student whose pages cannot be released is named
 with the reason, everyone else's are released, and the command ends in an error listing who
-was left out.
+was left out. It ends with the step's summary: each student left out and why, and each student
+autograded whose feedback pages were never generated.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.utils import notebook_hash
 
 from autograder.collecting.safe_files import shown
+from autograder.exports.step_summary import Problem, log_summary
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, outcomes
 
@@ -66,12 +68,13 @@ class UnitReleaseFeedback(ExchangeReleaseFeedback):
                                        self.coursedir.assignment_id, escape=True),
             "(?P<notebook_id>.*).html"])
         by_student: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        left_out = []
+        left_out, problems = [], []
         for html_file in sorted(glob.glob(os.path.join(self.src_path, "*.html"))):
             match = re.fullmatch(regexp, html_file, flags=re.S)
             if match is None:  # a name nbgrader's pattern cannot read back (no id collect accepts)
                 left_out.append(shown(os.path.relpath(html_file, self.coursedir.root)))
-                self.log.error("NOT released: %s (its path is no feedback page of one student)", left_out[-1])
+                problems.append(Problem(left_out[-1], "NOT released: its path is no feedback page of one student",
+                                        act=True))
                 continue
             if match["student_id"] not in exclude:
                 by_student[match["student_id"]].append((match["notebook_id"], html_file))
@@ -86,8 +89,19 @@ class UnitReleaseFeedback(ExchangeReleaseFeedback):
                 reason = ("it has no readable submission_secret.txt (nbgrader files feedback under it)"
                           if "FileNotFoundError" in outcome.detail else outcome.failure)
                 left_out.append(shown(student))
-                self.log.error("NOT released for student '%s': %s", shown(student), reason)
+                problems.append(Problem(student, f"NOT released: {reason}", act=True))
+        never = self._never_generated(set(by_student) | exclude)
+        left_out += [shown(p.student) for p in never]
+        log_summary(self.log, "release_feedback", problems + never)
         if left_out:
             released = len(students) - sum(1 for s in students if shown(s) in left_out)
-            self.fail(f"released the feedback of {released} student(s); not of {', '.join(left_out)} (see the lines "
-                      "above: hand theirs out by hand from feedback/)")
+            self.fail(f"released the feedback of {released} student(s); not of {', '.join(left_out)} (see the summary "
+                      "above: hand theirs out by hand from feedback/, or generate it first)")
+
+    def _never_generated(self, released: set[str]) -> list[Problem]:
+        """Students with an autograded copy and no feedback pages to release."""
+        found = glob.glob(os.path.join(self.coursedir.format_path(self.coursedir.autograded_directory, "*",
+                                                                  self.coursedir.assignment_id)))
+        return [Problem(student, "no feedback pages to release: run generate_feedback (its summary says why none "
+                                 "were made)", act=True)
+                for student in sorted(os.path.basename(os.path.dirname(f)) for f in found) if student not in released]

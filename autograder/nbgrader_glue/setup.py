@@ -83,8 +83,18 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
     # collect takes a submission only from its owner's account, a unit per student, links as links
     # (the collect step drops them); what it refuses goes to the course's collect_refused.csv
     c.ExchangeFactory.collect = "autograder.nbgrader_glue.exchange.OwnedCollect"
+    # collect takes a student's later submission over the one collected before, as formgrader's button does
+    # (nbgrader's `--update`); the command says which time it took
+    c.ExchangeCollect.update = True
     # release_feedback hands out each student's pages in a unit: a missing secret stops nobody else
     c.ExchangeFactory.release_feedback = "autograder.nbgrader_glue.release_feedback.UnitReleaseFeedback"
+    # late work: nbgrader's autograde asks the course's plugin for each notebook's penalty, set by the typed
+    # settings c.CourseLatePenalty.* (autograder/term/late.py); export recomputes it from the points as they stand
+    c.AssignLatePenalties.plugin_class = "autograder.term.late.CourseLatePenalty"
+    c.ExportApp.plugin_class = "autograder.nbgrader_glue.export.CourseExport"
+    # nbgrader zip_collect reads an LMS's download with the course's file names and opens zips safely
+    c.ZipCollectApp.collector_plugin = "autograder.term.lms.LmsFileNames"
+    c.ZipCollectApp.extractor_plugin = "autograder.term.lms_zip_collect.SafeExtractor"
     # autograde, however started (formgrader's button too), grades the collect step's copies only
     c.Autograde.sanitize_preprocessors = SANITIZE_STEPS
     c.Autograde.autograde_preprocessors = AUTOGRADE_STEPS
@@ -105,8 +115,13 @@ def configure_feedback(c) -> None:
     c.HTMLExporter.preprocessors = ["autograder.nbgrader_glue.inert_html.InertStudentHTML"]
     # each feedback page is made in a unit, of a notebook within the size cap and JSON value budget;
     # imported now so its modules join the fork server's preload, whichever step starts it
+    from nbgrader.converters import GenerateFeedback
+
     from autograder.nbgrader_glue import feedback
     c.GenerateFeedback.exporter_class = f"{feedback.__name__}.{feedback.BoundedHTMLExporter.__name__}"
+    # generate_feedback (the command and formgrader's button) ends naming each student it could not serve
+    if not getattr(GenerateFeedback.convert_notebooks, "course_summary", False):
+        GenerateFeedback.convert_notebooks = feedback.with_summary(GenerateFeedback.convert_notebooks)
 
 
 def grading_problem(config) -> str | None:
@@ -129,4 +144,6 @@ def course_grading_problem(course: Path) -> str | None:
         config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     except Exception as err:  # what nbgrader would log and skip
         return f"the course's nbgrader_config.py fails to load ({type(err).__name__}: {err})"
-    return grading_problem(config)
+    from autograder.term.late import policy_problem
+
+    return grading_problem(config) or policy_problem(config)

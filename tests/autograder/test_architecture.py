@@ -16,7 +16,8 @@ ALLOWED = {
     "exports": {"collecting", "checks", "inside", "units"},
     "grading": {"collecting", "confinement", "checks", "inside", "exports", "atomic", "units"},
     "nbgrader_glue": {"collecting", "confinement", "checks", "grading", "atomic", "inside", "units", "exports",
-                      "ownership"},
+                      "ownership", "term"},
+    "term": {"collecting", "exports", "inside", "units"},
     "release": set(),
 }
 

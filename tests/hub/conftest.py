@@ -18,6 +18,9 @@ SHOTS = REPO / "outputs" / "hub"
 # go the same way through every step and would add about a minute to the test.
 COURSE_NOTEBOOKS = ("02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb",
                     "06_considerations_in_pretrained_knowledge.ipynb", "07_attention_exploration.ipynb")
+# the course's late policy in these tests: 10% of the points earned per started day late (each late student here is
+# late by less than a day, whatever the machine's pace)
+LATE_POLICY = 'c.CourseLatePenalty.penalty_method = "per_day"\nc.CourseLatePenalty.percent = 10.0\n'
 # Debian's Chromium, quiet and offline, as tests/browser/conftest.py starts it (Playwright's download is unreachable)
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -43,6 +46,7 @@ def hub():
     hub_server.forget_last_run()
     hub_server.set_up_machine()  # the users if new, the course folder afresh
     hub_server.trim_course(COURSE_NOTEBOOKS)
+    hub_server.configure_course(LATE_POLICY)
     running = hub_server.start_hub(SHOTS / "hub.log")
     try:
         yield running

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from course_lib.layout import REPO
 
+from .shapes import SHAPES
+
 
 def _machine():
     """hub/machine.py (the users' tree of a checkout, whether a hub runs), loaded as hub/jupyterhub_config.py does."""
@@ -38,6 +40,9 @@ STUDENTS = ("hubtest-ada", "hubtest-bo")
 # students who attack the others through the exchange from their own shell (they never log in to the hub): eve writes
 # in ada's name, mal makes a folder of her own submission unreadable, sy leaves a hand-made one without a secret
 HOSTILE = ("hubtest-eve", "hubtest-mal", "hubtest-sy")
+# students who hand in the same work in the shapes a term brings (a Windows editor's save, a renamed copy, ...), from
+# their own shell (tests/hub/shapes.py)
+SHAPED = tuple(SHAPES)
 PASSWORDS = Path("/var/lib/attention-hub/passwords")  # written by tools/hub_setup.sh, root only
 SETUP_LOCK = Path("/var/lib/attention-hub/setup.lock")  # tools/hub_setup.sh holds it while it sets the machine up
 COURSE_FOLDER = "attention-course"  # in the instructor's home (tools/hub_setup.sh)
@@ -64,8 +69,9 @@ def why_not() -> str | None:
 def set_up_machine() -> None:
     """tools/hub_setup.sh for the test users (made if missing): idempotent, a few seconds when everything is in
     place."""
-    done = subprocess.run(["bash", "tools/hub_setup.sh", "--create", INSTRUCTOR, *STUDENTS, *HOSTILE], cwd=REPO,
-                          capture_output=True, text=True, timeout=900)
+    users = [INSTRUCTOR, *STUDENTS, *HOSTILE, *SHAPED]
+    done = subprocess.run(["bash", "tools/hub_setup.sh", "--create", *users], cwd=REPO, capture_output=True, text=True,
+                          timeout=900)
     if done.returncode:
         raise RuntimeError(f"tools/hub_setup.sh failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
 
@@ -89,7 +95,7 @@ def forget_last_run() -> None:
 
 
 def _back_to_skel() -> None:
-    for user in (INSTRUCTOR, *STUDENTS, *HOSTILE):
+    for user in (INSTRUCTOR, *STUDENTS, *HOSTILE, *SHAPED):
         try:
             folder = home(user)
         except KeyError:  # not made yet: tools/hub_setup.sh makes it
@@ -109,6 +115,13 @@ def trim_course(keep: tuple[str, ...]) -> None:
         for notebook in (course_folder() / folder / "a5").glob("*.ipynb"):
             if notebook.name not in keep:
                 notebook.unlink()
+
+
+def configure_course(lines: str) -> None:
+    """Add ``lines`` to the test course folder's nbgrader_config.py (before any server reads it: formgrader reads it
+    once, when the instructor's server starts)."""
+    with open(course_folder() / "nbgrader_config.py", "a", encoding="utf-8") as f:
+        f.write("\n" + lines)
 
 
 def passwords() -> dict[str, str]:

@@ -10,6 +10,15 @@ each refusal named), runs docs/hub.md's grading commands (as root, --preset smok
 in formgrader and releases feedback (all but sy's); each student fetches feedback and reads their own, and only their
 own, with the grader's reasons for the run points lost and their total; the instructor's terminal and root export
 the totals.
+
+Beside them, the shapes a term brings (issue 50): a due date two hours past when the students submit, so ada's work is
+late and loses the course's penalty (10% a started day, set before the servers start: tests/hub/conftest.py) while bo
+has an extension; ada hands in again after the first collect, and the docs' `nbgrader collect --update` takes it; five
+students of their own shell hand in the same work as ada's first in the shapes of tests/hub/shapes.py (a Windows
+editor's save, a renamed copy, a deleted notebook, a slow exploration, a %%writefile helper: these join when issue 50's
+items 1-3 are in the checkout); and three students' work comes through a Canvas download (`python -m autograder lms`,
+one marked LATE, whose time the instructor then writes as the summary asks). Each ends with the right total in the
+export and on their own feedback page, and the steps' closing summaries name each special case.
 """
 from __future__ import annotations
 
@@ -19,21 +28,24 @@ import os
 import pwd
 import re
 import shlex
+import shutil
 import subprocess
+import tempfile
 import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from autograder.checks import run_files
+from autograder.checks import registry, run_files
 from course_lib.layout import REPO, SOLUTIONS_DIR
 
-from . import hub_server, ui
+from . import hub_server, shapes, ui
 from .conftest import COURSE_NOTEBOOKS
 from .hub_server import HOSTILE, INSTRUCTOR, STUDENTS
 
-pytestmark = [pytest.mark.timeout(600), pytest.mark.usefixtures("step")]
+# (the grading commands now grade 13 students, two of them with 50 s explorations, on 2 busy cores)
+pytestmark = [pytest.mark.timeout(1500), pytest.mark.usefixtures("step")]
 
 A5 = "a5"
 ADA, BO = STUDENTS
@@ -45,6 +57,15 @@ ANSWERS = {ADA: ("03_span_corruption.ipynb", "03-span-corruption"), BO: ("07_att
 WRITTEN_NOTEBOOK, WRITTEN = "06_considerations_in_pretrained_knowledge", "06-a"
 MANUAL = {ADA: (1.5, f"Clear, {ADA}: name the pretraining data's role"), BO: (0.5, f"Too short, {BO}: say why")}
 GRADING_PRESET = "smoke"  # the hub's COURSE_PRESET in these tests (hub_server.start_hub): students and grader agree
+# the due date, set after the release: two hours before the browser's students submit (so ada is late by less than a
+# day), after the shape students' hand-ins (their own times: an hour before it)
+DUE = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0) - datetime.timedelta(hours=2)
+PENALTY = 0.10  # tests/hub/conftest.py's policy: 10% of the points earned per started day late
+EXTENDED = BO  # given an extension of two days: handed in after the due date, on time for them
+RESUBMITTED = (ADA, "07_attention_exploration.ipynb", "07-a-code")  # ada hands in again, with 07's first twin too
+SHAPED = tuple(shapes.SHAPES) if shapes.EDITOR_SHAPES_READY else ()  # (issue 50 items 1-3: tests/hub/shapes.py)
+CANVAS = tuple(shapes.CANVAS)
+SPAN_CELLS = [c.grade_id for c in registry.CHECKS if c.notebook == "03_span_corruption"]  # the shapes' same work
 
 
 def solution_source(notebook: str, grade_id: str) -> str:
@@ -65,7 +86,7 @@ def _as_root(command: str) -> subprocess.CompletedProcess:
     """``command`` in bash, as the instructor's root shell would run it (none of the test run's own settings)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COURSE_", "PYTEST_", "NBGRADER", "JUPYTER"))}
     return subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=540)
+                          text=True, timeout=1400)
 
 
 def _as_user(user: str, *command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -100,6 +121,20 @@ def test_instructor_generates_and_releases_from_formgrader(hub, people):
     released = hub.exchange / "attention-course" / "outbound" / A5
     assert sorted(p.name for p in released.glob("*.ipynb")) == sorted(COURSE_NOTEBOOKS)
     assert "### BEGIN SOLUTION" not in (released / ANSWERS[ADA][0]).read_text()
+
+
+def test_instructor_sets_the_due_date_and_an_extension(hub, people):
+    """In the instructor's terminal, as docs/hub.md step 1 says: does `nbgrader db assignment add --duedate` set the
+    due date (two hours before the students submit) and `python -m autograder extend` give bo two more days, saying
+    bo's own due date?"""
+    due = f"{DUE:%Y-%m-%d %H:%M:%S} UTC"
+    done = _in_the_instructors_terminal(f'cd ~/attention-course && nbgrader db assignment add {A5} --duedate="{due}" '
+                                        f"&& python -m autograder extend {A5} {EXTENDED} --days 2")
+    assert done.returncode == 0, done.stderr[-2000:]
+    own = DUE + datetime.timedelta(days=2)
+    assert f"{EXTENDED}: due {own:%Y-%m-%d %H:%M} UTC" in done.stdout, done.stdout
+    with _gradebook() as gb:
+        assert gb.find_assignment(A5).duedate == DUE
 
 
 @pytest.mark.parametrize("student", STUDENTS)
@@ -201,6 +236,31 @@ def test_hostile_students_write_into_the_exchange(hub):
     assert {EVE, MAL, SY, ADA, BO} <= owners
 
 
+def test_students_of_every_shape_hand_in_from_their_shells(hub):
+    """Can each shape student leave a genuine submission (their own folder, nbgrader's names, times and secret) of the
+    same work as ada's first, in their shape (tests/hub/shapes.py), an hour before the due date?"""
+    if not SHAPED:
+        pytest.skip(shapes.NEEDS_ITEMS_1_3)
+    released = hub.exchange / "attention-course" / "outbound" / A5
+    when = f"{DUE - datetime.timedelta(hours=1):%Y-%m-%d %H:%M:%S.%f} UTC"
+    staging = Path(tempfile.mkdtemp(prefix="hubtest-shapes-"))
+    staging.chmod(0o755)
+    try:
+        for user in SHAPED:
+            (staging / user).mkdir(mode=0o755)
+            for name, data in shapes.hand_in(user, released).items():
+                (staging / user / name).write_bytes(data)
+                (staging / user / name).chmod(0o644)
+            folder = shlex.quote(str(hub.exchange / "attention-course" / "inbound" / f"{user}+{A5}+{when}+{user[-3:]}"))
+            done = _as_user(user, "bash", "-c", "\n".join([
+                "set -e", f"mkdir {folder}", f"cp -r {shlex.quote(str(staging / user))}/. {folder}/",
+                f"printf %s {shlex.quote(when)} > {folder}/timestamp.txt",
+                f"printf %s {'cd' * 64} > {folder}/submission_secret.txt"]))
+            assert done.returncode == 0, (user, done.stderr)
+    finally:
+        shutil.rmtree(staging)
+
+
 def test_instructor_collects_from_formgrader(hub, people):
     """Does formgrader's Collect bring each genuine submission into the course folder's submitted/ as its owner's,
     and refuse, as an error naming owner and claimed student, eve's folder in ada's name and mal's unreadable one,
@@ -217,12 +277,36 @@ def test_instructor_collects_from_formgrader(hub, people):
         assert solution_source(notebook, grade_id) in source and EVE not in collected.read_text()
     submitted = hub_server.course_folder() / "submitted"
     assert (submitted / SY / A5 / "03_span_corruption.ipynb").is_file() and not (submitted / MAL).exists()
+    assert all((submitted / user / A5).is_dir() for user in SHAPED)
     with open(hub_server.course_folder() / "collect_refused.csv", newline="") as f:
         refused = {(r["claimed_student"], r["owner"]): r["why"] for r in csv.DictReader(f)}
     assert set(refused) == {(ADA, EVE), (MAL, MAL)}, refused
     assert "PermissionError" in refused[(MAL, MAL)] and f"owned by {EVE}" in refused[(ADA, EVE)]
     listing = _in_the_instructors_terminal(f"cd ~/attention-course && python -m autograder inbound {A5}")
     assert listing.returncode == 0 and f"claims {ADA}, owned by {EVE}" in listing.stdout, listing.stderr[-2000:]
+
+
+def test_a_canvas_download_lands_in_submitted(hub):
+    """Does docs/grading.md's LMS intake, as root in the course folder, put three Canvas students' work (loose and
+    zipped) into submitted/, its summary naming the one Canvas marked late with no time (needing the instructor); and
+    once the instructor writes that student's time as the summary asks, is the folder still all the instructor's?"""
+    released = hub.exchange / "attention-course" / "outbound" / A5
+    download = Path(tempfile.mkdtemp(prefix="hubtest-canvas-")) / "submissions.zip"
+    download.write_bytes(shapes.canvas_download(released))
+    course = hub_server.course_folder()
+    try:
+        done = _as_root(f"cd {shlex.quote(str(course))} && .venv/bin/python -m autograder lms {A5} "
+                        f"{shlex.quote(str(download))} --from canvas")
+    finally:
+        shutil.rmtree(download.parent)
+    assert done.returncode == 1, done.stderr[-2000:]  # the late mark without a time needs the instructor
+    assert "canvaslate: NEEDS YOU: canvas marked it late; its download gives no time" in done.stdout, done.stdout
+    for student in CANVAS:
+        assert (course / "submitted" / student / A5 / "03_span_corruption.ipynb").is_file(), student
+    late = course / "submitted" / "canvaslate" / A5 / "timestamp.txt"  # the time Canvas shows for it
+    late.write_text(f"{DUE + datetime.timedelta(hours=1):%Y-%m-%d %H:%M:%S.%f} UTC", encoding="utf-8")
+    owner = pwd.getpwnam(INSTRUCTOR)
+    os.chown(late, owner.pw_uid, owner.pw_gid)
 
 
 def _docs_block(command: str) -> str:
@@ -237,22 +321,32 @@ def _docs_block(command: str) -> str:
     return block.replace("--preset cpu", f"--preset {GRADING_PRESET} --timeout 240")
 
 
-def _grade() -> dict[str, dict[str, str]]:
-    """Run docs/hub.md's grading commands as root; return grades/grades.csv's rows by student."""
+def _grade() -> tuple[dict[str, dict[str, str]], str]:
+    """Run docs/hub.md's grading commands as root; return grades/grades.csv's rows by student, and what they
+    printed."""
     done = _as_root(_docs_block("autograder autograde"))
-    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     with open(hub_server.course_folder() / "grades" / "grades.csv", newline="") as f:
-        return {r["student_id"]: r for r in csv.DictReader(f)}
+        return {r["student_id"]: r for r in csv.DictReader(f)}, done.stdout + done.stderr
 
 
 def test_grading_commands_run_on_the_collected_submissions(hub):
     """Do docs/hub.md's grading commands, run as root in the instructor's course folder, grade each student's own
     answer (ada the span points, bo the twin's, neither the other's), with no checksum warning for these honest
     students, and leave every file of the course folder the instructor's?"""
-    rows = _grade()
-    assert set(rows) == {*STUDENTS, SY}  # eve's forgery and mal's unreadable folder were never collected
+    rows, said = _grade()
+    # eve's forgery and mal's unreadable folder were never collected
+    assert set(rows) == {*STUDENTS, SY, *SHAPED, *CANVAS}
     assert float(rows[ADA]["03-span-hidden"]) > 0 == float(rows[BO]["03-span-hidden"])
     assert float(rows[BO]["07-a-test"]) > 0 == float(rows[ADA]["07-a-test"])
+    # the same work in every shape earns the same points of record
+    for student in (*SHAPED, *CANVAS):
+        assert [rows[student][c] for c in SPAN_CELLS] == [rows[ADA][c] for c in SPAN_CELLS], student
+    # the summaries name each special case: the late work, the extension, the shapes the collect step noted
+    for line in (f"  {ADA}: late by", f"  {EXTENDED}: handed in", "within their extension: no penalty",
+                 "  canvaslate: late by", *(f"  {u}:" for u in SHAPED if u in ("hubtest-win", "hubtest-ren",
+                                                                                "hubtest-del"))):
+        assert line in said, (line, said[-3000:])
     course = hub_server.course_folder()
     # nbgrader's "Attribute 'checksum' for cell ... has changed!": neither honest student changed a locked cell (sy's
     # hand-made notebooks did: nbgrader says so for her alone)
@@ -262,6 +356,37 @@ def test_grading_commands_run_on_the_collected_submissions(hub):
     assert "has changed" in sections[SY]
     roots = [str(p.relative_to(course)) for p in course.rglob("*") if p.lstat().st_uid == 0]
     assert not roots, roots[:20]
+
+
+def _instructors_block(command: str) -> str:
+    """The ```bash block of docs/hub.md that the instructor runs in their own terminal (`cd ~/attention-course`)."""
+    text = (REPO / "docs" / "hub.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"^ *```bash\n(.*?)^ *```$", text, flags=re.S | re.M) if command in b)
+    block = textwrap.dedent(block)
+    assert block.startswith("cd ~/attention-course\n"), block
+    return block
+
+
+def test_a_resubmission_after_the_collect_is_taken(hub, people):
+    """After the first collect and grading, does ada's second hand-in (07's first twin answered too) reach
+    submitted/ through docs/hub.md's `nbgrader collect --update` in the instructor's terminal (the refused entries
+    taken out first, as step 2 shows), which ends saying it took her later submission over the first?"""
+    student, notebook, grade_id = RESUBMITTED
+    page = people[student]
+    nb = nbformat.read(hub_server.home(student) / A5 / notebook, as_version=4)
+    ui.open_notebook(page, f"{A5}/{notebook}")
+    ui.replace_cell_source(page, nb.cells.index(_cell(nb, grade_id)), solution_source(notebook, grade_id))
+    ui.save(page)
+    ui.open_assignments(page)
+    ui.submit(page, A5)
+    removed = _in_the_instructors_terminal(_instructors_block("python -m autograder inbound a5 --remove"))
+    assert removed.returncode == 0, removed.stderr[-2000:]
+    done = _in_the_instructors_terminal(_instructors_block("nbgrader collect --update"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.search(rf"  {student}: handed in again: took the submission of .* over that of ", done.stderr), \
+        done.stderr[-3000:]
+    collected = hub_server.course_folder() / "submitted" / student / A5 / notebook
+    assert solution_source(notebook, grade_id) in _cell(nbformat.read(collected, as_version=4), grade_id).source
 
 
 def _gradebook():
@@ -285,10 +410,11 @@ def test_manual_points_and_comments_from_formgrader_reach_the_gradebook(hub, peo
         href = ui.submission_link(page, _server(hub, INSTRUCTOR), A5, WRITTEN_NOTEBOOK, student)
         ui.grade_by_hand(page, href, WRITTEN, points, comment)
     assert _manual_grades() == MANUAL
-    # a late submission collected: the grading commands run again, and every manual grade stays
-    rows = _grade()
+    # ada's later submission collected: the grading commands run again, and every manual grade stays
+    rows, _ = _grade()
     assert _manual_grades() == MANUAL
     assert float(rows[ADA]["03-span-hidden"]) > 0 == float(rows[BO]["03-span-hidden"])
+    assert float(rows[ADA]["07-a-test"]) > 0  # her second hand-in's answer counts
 
 
 def test_feedback_is_generated_and_released_from_formgrader(hub, people):
@@ -301,11 +427,13 @@ def test_feedback_is_generated_and_released_from_formgrader(hub, people):
     lacking = [s for s in STUDENTS if not (autograded / s / A5 / "submission_secret.txt").is_file()]
     assert not lacking, f"autograded/ holds no submission_secret.txt for {lacking}: release_feedback will fail"
     ui.assignment_action(page, A5, "generate-feedback")
-    # sy's hand-made submission came without nbgrader's secret: hers alone cannot be filed in the exchange
+    # sy's hand-made submission came without nbgrader's secret, and the Canvas students' through no exchange: theirs
+    # alone cannot be filed in the exchange, and the summary names each
     log = ui.assignment_action(page, A5, "release-feedback", expect_error=True)
-    assert f"not of {SY}" in log, log[-3000:]
+    assert "not of " in log and all(f"  {s}: NEEDS YOU: NOT released" in log for s in (SY, *CANVAS)), log[-3000:]
     released = list((hub.exchange / "attention-course" / "feedback").glob("*.html"))
-    assert len(released) == len(STUDENTS) * len(COURSE_NOTEBOOKS)  # every notebook of both students
+    # every notebook of the browser's and the shape students' (hubtest-del has no 07)
+    assert len(released) == len(COURSE_NOTEBOOKS) * (len(STUDENTS) + len(SHAPED)) - ("hubtest-del" in SHAPED)
     assert _manual_grades() == MANUAL
 
 
@@ -344,8 +472,11 @@ def test_feedback_explains_run_points_lost_and_the_total(hub, people, student):
                  if notebook == "02_finetune_without_pretraining"]
     assert len(lost) >= len(run_cells) and all(reason.strip() for reason in lost), shown[-3000:]
     with _gradebook() as gb:
-        total, maximum = gb.find_submission(A5, student).score, gb.find_submission(A5, student).max_score
-    assert f"Your total for a5: {total:g} of {maximum:g} points" in shown, shown[:3000]
+        submission = gb.find_submission(A5, student)
+        raw, maximum, penalty = submission.score, submission.max_score, submission.late_submission_penalty
+    assert f"Your total for a5: {max(0.0, raw - penalty):g} of {maximum:g} points" in shown, shown[:3000]
+    # ada handed in late (her penalty on the page); bo too, within his extension (none)
+    assert (f"after a late penalty of {penalty:g}" in shown) == (student == ADA) and (penalty > 0) == (student == ADA)
 
 
 def _in_the_instructors_terminal(command: str) -> subprocess.CompletedProcess:
@@ -384,3 +515,28 @@ def test_exported_total_is_the_gradebook_total(hub, who):
     assert runs == pytest.approx({(s, g): float(trusted[s][run_columns[g]]) for s, g in runs})  # and the runs'
     # one total: what `autograder grade` gave (answers and runs) plus what the instructor gave by hand
     assert exported == pytest.approx({s: float(trusted[s]["score"]) + MANUAL[s][0] for s in STUDENTS})
+
+
+def test_each_shape_ends_with_its_total_in_the_export_and_on_its_own_page(hub):
+    """Does the export give each student of a special shape the points of record of the same work, less the penalty
+    their lateness earns (ada and the Canvas student marked late: 10%; bo within his extension and everyone on time:
+    none), that total on their own feedback page, and does the export's summary name the late ones?"""
+    done = _as_root(_docs_block("nbgrader export"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    for line in (f"  {ADA}: a5: late by", "  canvaslate: a5: late by", f"  {EXTENDED}: a5: handed in"):
+        assert line in done.stderr, (line, done.stderr[-3000:])
+    with open(hub_server.course_folder() / "grades.csv", newline="") as f:
+        exported = {r["student_id"]: r for r in csv.DictReader(f)}
+    with open(hub_server.course_folder() / "grades" / "grades.csv", newline="") as f:
+        trusted = {r["student_id"]: r for r in csv.DictReader(f)}
+    assert exported["canvaslate"]["lms_late"] == "yes" and exported["canvasloose"]["lms_user_id"] == "1001"
+    for student in (*STUDENTS, *SHAPED, *CANVAS):
+        row = exported[student]
+        raw, penalty, score = float(row["raw_score"]), float(row["late_submission_penalty"]), float(row["score"])
+        late = student in (ADA, "canvaslate")
+        assert penalty == pytest.approx(PENALTY * raw if late else 0.0), (student, row)
+        assert score == pytest.approx(raw - penalty), (student, row)
+        if student not in STUDENTS:  # nothing graded by hand: the points of record are the whole raw score
+            assert raw == pytest.approx(float(trusted[student]["score"])), (student, row)
+        page = hub_server.course_folder() / "feedback" / student / A5 / "03_span_corruption.html"
+        assert f"Your total for a5: {score:g} of " in page.read_text(encoding="utf-8"), student

@@ -147,3 +147,18 @@ def test_an_assignment_not_in_the_gradebook_is_one_line(course, capsys):
     assert main(["report", str(course), "--assignment", "b5"]) == 2
     err = capsys.readouterr().err
     assert err == "error: no assignment 'b5' in the course's gradebook\n", err
+
+
+def test_the_reports_summary_names_whole_notebook_problems_once():
+    """Does the report's summary give a student one line per notebook missing or unreadable (however many cells it
+    cost), the unreadable and the unexplained needing the instructor, the missing not?"""
+    from autograder.exports.report import NOT_GRADED, CellReason, report_problems
+
+    reasons = [CellReason("ada", "05_synthesizer", g, 0, 5, "notebook not in the submission") for g in ("a", "b")]
+    reasons += [CellReason("bo", "03_span_corruption", "x", 0, 5, "notebook could not be read as a notebook (BOM)"),
+                CellReason("cy", "*", "*", 0, 96, "could not be explained within 30 s"),
+                CellReason("dee", "02_finetune_without_pretraining", "y", 0, 2, f"notebook {NOT_GRADED}"),
+                CellReason("ed", "03_span_corruption", "z", 0, 5, "ValueError: wrong shape")]
+    found = [(p.student, p.why.split(":")[0], p.act) for p in report_problems(reasons)]
+    assert found == [("ada", "05_synthesizer", False), ("bo", "03_span_corruption", True), ("cy", "could not be "
+                     "explained within 30 s", True), ("dee", "02_finetune_without_pretraining", True)]

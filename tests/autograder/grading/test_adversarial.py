@@ -287,9 +287,10 @@ def _honest_students(submitted: Path, blank) -> None:
     (submitted / "no_assignment_folder" / "notes.txt").write_text("handed in the wrong folder")
 
 
-def _grade(cohort, world_dir, out: Path, *options: str) -> dict:
+def _grade(cohort, world_dir, out: Path, *options: str, status: int = 0) -> dict:
     """One grading of the whole cohort, with the grader's temporary files in a folder of their own, and a server
-    on this machine listening for connections. (Dask workers keep theirs in their cluster's own folder.)"""
+    on this machine listening for connections. (Dask workers keep theirs in their cluster's own folder.) ``status``:
+    the command's exit status (1 when its summary names a student the grader could not grade)."""
     scratch = Path(tempfile.mkdtemp(prefix="adversarial-tmp-"))
     connections = []
 
@@ -311,7 +312,7 @@ def _grade(cohort, world_dir, out: Path, *options: str) -> dict:
         tempfile.tempdir = saved
         stop.set()
         watcher.join()
-    assert code == 0
+    assert code == status
     with open(out / "grades.csv") as f:
         rows = {unescape_cell(r["student_id"]): r for r in csv.DictReader(f)}
     return dict(out=out, rows=rows, reasons=json.loads((out / "reasons.json").read_text()), scratch=scratch,
@@ -351,7 +352,7 @@ def graded_parallel(cohort, world_dir, tmp_path_factory, postgres):
         options = ("--scheduler", cluster.scheduler_address, "--gradebook", url)
         deaths = {students.index(KILLED_ONCE): 1, students.index(KILLED_TWICE): 2}
         with dask_faults.killing(cluster.scheduler_address, deaths) as killed:
-            first = _grade(cohort, world_dir, out, *options)
+            first = _grade(cohort, world_dir, out, *options, status=1)  # KILLED_TWICE not graded: needs you
         first["kept"] = sorted(p.stem for p in (out / CACHE_DIR).iterdir())
         again = _grade(cohort, world_dir, out, *options)
     yield {**again, "first": first, "killed": [students[i] for i in killed], "gradebook": url}

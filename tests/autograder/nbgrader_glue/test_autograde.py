@@ -20,7 +20,6 @@ from autograder.nbgrader_glue.autograde import (
     autograde_cohort,
     autograde_one,
     collect_course,
-    course_db_url,
     sqlite_path,
 )
 from autograder.nbgrader_glue.collected_only import COLLECTED
@@ -36,13 +35,6 @@ def test_sqlite_gradebooks_are_found_relative_to_the_course(tmp_path):
     assert sqlite_path(_settings(tmp_path, "sqlite:///gradebook.db")) == tmp_path / "gradebook.db"
     assert sqlite_path(_settings(tmp_path, "sqlite:////srv/g.db")) == Path("/srv/g.db")
     assert sqlite_path(_settings(tmp_path, "postgresql://grader@dbhost/course")) is None
-
-
-def test_the_gradebook_url_comes_from_the_course_config(tmp_path):
-    """Does the command use the db_url of the course's nbgrader_config.py, and nbgrader's default without one?"""
-    assert course_db_url(tmp_path) == f"sqlite:///{tmp_path / 'gradebook.db'}"
-    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.db_url = 'postgresql:///a5'\n")
-    assert course_db_url(tmp_path) == "postgresql:///a5"
 
 
 def test_nbgrader_gets_the_collect_steps_copy_only(tmp_path):

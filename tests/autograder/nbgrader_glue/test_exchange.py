@@ -264,8 +264,27 @@ def test_the_inbound_command_lists_the_refusals_in_the_course_folder(tmp_path, e
     assert [p.name.split("+")[0] for p in (exchange / "course" / "inbound").iterdir()] == [user(people, "ada")]
 
 
+def test_a_resubmission_is_taken_and_the_collect_says_which(tmp_path, exchange, people, caplog):
+    """After a first collect, does the next collect take the student's later submission (as formgrader's button and
+    the course's config do: nbgrader's --update) and say which time it took over which, and keep an unchanged one
+    saying so?"""
+    import logging
+
+    submit(exchange, people, "ada", when=EARLY)
+    submit(exchange, people, "bo", when=EARLY)
+    assert collect(tmp_path, exchange) == (None, [])
+    submit(exchange, people, "ada", when=LATE)
+    with caplog.at_level(logging.INFO):
+        assert collect(tmp_path, exchange) == (None, [])
+    ada, bo = user(people, "ada"), user(people, "bo")
+    assert f"{ada}: handed in again: took the submission of 2026-11-21 10:00:00 UTC over that of 2026-11-20 10:00:00 " \
+           "UTC" in caplog.text
+    assert f"{bo}: kept the submission of 2026-11-20 10:00:00 UTC: no newer submission" in caplog.text
+
+
 def test_the_course_config_collects_with_it():
-    """Does configure_grading make nbgrader's collect (the command and formgrader's button) this one?"""
+    """Does configure_grading make nbgrader's collect (the command and formgrader's button) this one, taking a later
+    submission over one collected before?"""
     c = Config()
     environ = dict(os.environ)
     try:
@@ -274,3 +293,4 @@ def test_the_course_config_collects_with_it():
         os.environ.clear()
         os.environ.update(environ)
     assert c.ExchangeFactory.collect == "autograder.nbgrader_glue.exchange.OwnedCollect"
+    assert c.ExchangeCollect["update"] is True

@@ -62,3 +62,29 @@ def test_a_notebook_past_the_value_budget_is_refused_unparsed(tmp_path):
                 '"nbformat_minor": 5}')
     with pytest.raises(PageNotMade, match="many.ipynb: its feedback page was not made: it holds more than 1,000,000"):
         _exporter().from_filename(page, resources={})
+
+
+def test_the_feedback_summary_names_students_left_without_pages(tmp_path):
+    """Does generate_feedback's summary need the instructor for a student handed in but never autograded (no page can
+    be made), and say which notebooks a processed student got no page for?"""
+    from types import SimpleNamespace
+
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    from autograder.exports.gradebook_stamp import stamp_in_process
+    from autograder.nbgrader_glue.feedback import _summary_problems
+
+    stamp_in_process()
+    coursedir = CourseDirectory(root=str(tmp_path), assignment_id="a5")
+    with Gradebook(coursedir.db_url) as gb:
+        gb.add_assignment("a5")
+        for name in ("02_finetune_without_pretraining", "03_span_corruption"):
+            gb.add_notebook(name, "a5")
+    for folder in ("submitted/ada", "submitted/bo", "autograded/ada"):
+        (tmp_path / folder / "a5").mkdir(parents=True)
+    exporter = _exporter()
+    exporter.pages = {"ada": ["02_finetune_without_pretraining"]}
+    problems = _summary_problems(SimpleNamespace(coursedir=coursedir), exporter)
+    assert [(p.student, p.act) for p in problems] == [("bo", True), ("ada", False)]
+    assert problems[1].why.startswith("no page for 03_span_corruption (not in their autograded copy")

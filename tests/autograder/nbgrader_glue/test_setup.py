@@ -38,3 +38,21 @@ def test_configure_grading_sets_the_declared_lists():
     configure_grading(c)
     assert c.Autograde.sanitize_preprocessors == SANITIZE_STEPS
     assert c.Autograde.autograde_preprocessors == AUTOGRADE_STEPS
+
+
+def test_a_wrong_late_policy_stops_autograde_before_it_starts(tmp_path):
+    """Does the course's check before autograde name a late policy setting nbgrader's plugin would refuse, and pass the
+    course's own config, whose plugins (late work, export, the LMS's names) all import?"""
+    from autograder.nbgrader_glue.setup import course_grading_problem
+    from course_lib.layout import REPO
+
+    (tmp_path / "nbgrader_config.py").write_text(
+        "from autograder.nbgrader_glue.setup import configure_grading\nc = get_config()\nconfigure_grading(c)\n"
+        "c.CourseLatePenalty.penalty_method = 'per_week'\n")
+    assert "late policy" in course_grading_problem(tmp_path) and "per_week" in course_grading_problem(tmp_path)
+    assert course_grading_problem(REPO) is None
+    c = Config()
+    configure_grading(c)
+    for name in (c.AssignLatePenalties.plugin_class, c.ExportApp.plugin_class, c.ZipCollectApp.collector_plugin,
+                 c.ZipCollectApp.extractor_plugin):
+        assert isinstance(import_item(name), type), name
