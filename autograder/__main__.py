@@ -38,12 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--dataset", default="synthetic", choices=["synthetic", "original"], help="which bars apply")
     grade.add_argument("--preset", default=layout.DEFAULT_PRESET,
                        help="preset the students trained with (model shape and bars)")
-    grade.add_argument("--timeout", type=float, default=300, help="seconds per confined job")
-    grade.add_argument("--student-timeout", type=float, default=300,
+    grade.add_argument("--timeout", type=float, default=600,
+                       help="seconds per confined job (as autograde gives a student's notebooks)")
+    grade.add_argument("--student-timeout", type=float, default=900,
                        help="seconds of all of one student's confined jobs together (a submission that runs slowly "
                             "on purpose costs no more)")
-    grade.add_argument("--cell-timeout", type=float, default=60,
-                       help="seconds per notebook cell while a student's notebooks load (nbgrader stops a cell too)")
+    grade.add_argument("--cell-timeout", type=float, default=120,
+                       help="seconds per notebook cell while a student's notebooks load (nbgrader's own limit)")
     grade.add_argument("--student", action="append", default=None, metavar="ID",
                        help="grade only this student (repeatable); the output files then cover those students")
     grade.add_argument("--audit", default=None, metavar="K",

@@ -58,9 +58,9 @@ class Settings:
     answers: Path  # the grader-only test answers
     bars: tuple[Bar, ...]  # pass bars of the run parts
     preset: str  # the preset the students trained with (the model shape to decode with)
-    timeout: float = 300  # seconds per confined job
-    student_seconds: float = 300  # seconds of all of one student's jobs together
-    cell_seconds: float = 60  # seconds per notebook cell while the probe job loads the notebooks
+    timeout: float = 600  # seconds per confined job
+    student_seconds: float = 900  # seconds of all of one student's jobs together
+    cell_seconds: float = 120  # seconds per notebook cell while the probe job loads the notebooks (nbgrader's)
     limits: Limits = Limits()  # memory, scratch, processes per job
     confined: bool = True  # False only when the instructor accepted grading without confinement
     seed: int | None = None  # every student's grading seed (None: a fresh one each, recorded)
