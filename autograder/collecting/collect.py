@@ -76,8 +76,12 @@ class Wanted:
     marks: Marks = ()  # each release notebook's grade_ids, to tell a renamed copy of a missing one (none: none taken)
 
 
-def wanted_for(assignment: str, release: Path | None = None) -> Wanted:
-    """The assignment's notebooks (the release's file names, and their grade_ids) and the run files."""
+def wanted_for(assignment: str, release: Path | None = None, course: Path | None = None) -> Wanted:
+    """The assignment's notebooks (the release's file names, and their grade_ids) and the run files. The
+    release is ``course``'s own (``release/<assignment>``, what nbgrader released) when it has one: a course
+    may release only some of the notebooks; else the project's."""
+    if release is None and course is not None and (course / "release" / assignment).is_dir():
+        release = course / "release" / assignment
     release = release or layout.RELEASE_DIR.parent / assignment
     if not release.is_dir():
         return Wanted(frozenset(), frozenset(RUN_FILES) | RUN_LOGS)

@@ -48,7 +48,8 @@ def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings
     out.mkdir(parents=True, exist_ok=True)
     staging = out / f".collected-{uuid.uuid4().hex[:8]}"
     try:
-        cohort = collect_cohort(submitted, assignment, staging, wanted=wanted_for(assignment), only=only)
+        cohort = collect_cohort(submitted, assignment, staging, only=only,
+                                wanted=wanted_for(assignment, course=submitted.parent))
         for refused in cohort.refused:  # said before any grading starts; these folders get no row
             print(f"refused: submitted/{refused.shown!r} cannot be a student id: {refused.why}", file=sys.stderr)
         flags = cohort_flags(cohort.students, assignment, gold=gold_hashes(gold))

@@ -114,7 +114,8 @@ def collect_course(course: Path, assignment: str, only: list[str] | None = None)
     staging = course / f".{COLLECTED}-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        cohort = collect_cohort(course / "submitted", assignment, staging, wanted=wanted_for(assignment), only=only)
+        cohort = collect_cohort(course / "submitted", assignment, staging, wanted=wanted_for(assignment, course=course),
+                                only=only)
         final.mkdir(exist_ok=True)
         present = {c.student for c in cohort.students}
         if only is None:

@@ -33,13 +33,32 @@ def remove_entry(inbound: str, name: str) -> str:
         return f"taken out of collect's sight as {os.path.basename(hidden)} (its owner or root can delete its files)"
 
 
+def inside_refusals(inbound: str, records: list, check_owner: bool) -> list:
+    """The chosen submissions whose insides collect would refuse (another's file, an unreadable
+    folder), judged in units as collect judges them."""
+    from autograder.collecting.safe_files import shown
+    from autograder.nbgrader_glue.exchange import COLLECT_STEP
+    from autograder.nbgrader_glue.inbound import Refusal, inside_problem
+    from autograder.units.stage import outcomes
+
+    done = outcomes(COLLECT_STEP, len(records), lambda i: (inside_problem, (
+        os.path.join(inbound, records[i].name), records[i], check_owner)), workers=2)
+    refusals = []
+    for record, outcome in zip(records, done):
+        why = outcome.value if outcome.ok else outcome.failure
+        if why:
+            refusals.append(Refusal(shown(record.name), shown(record.student), shown(record.student), why,
+                                    record.name))
+    return refusals
+
+
 def main(assignment: str, remove: bool) -> int:
     """List (with ``remove``, take out) ``assignment``'s refused inbound entries; exit status."""
     from nbgrader.apps.collectapp import CollectApp
     from nbgrader.auth import Authenticator
     from nbgrader.exchange import ExchangeFactory
 
-    from autograder.nbgrader_glue.exchange import OwnedCollect, judge_inbound
+    from autograder.nbgrader_glue.exchange import OwnedCollect
 
     app = CollectApp.instance()
     app.initialize([])  # nbgrader's own start: its config files, as `nbgrader collect` reads them
@@ -55,7 +74,8 @@ def main(assignment: str, remove: bool) -> int:
     if not os.path.isdir(inbound):
         print(f"error: no exchange inbound folder at {inbound}")
         return 2
-    _, refusals = judge_inbound(inbound, assignment, collect.check_owner)
+    collect.init_src()  # collect's own judging of the names and choice of each student's submission
+    refusals = collect.refusals + inside_refusals(inbound, collect.src_records, collect.check_owner)
     print(f"{len(refusals)} refused inbound entr{'y' if len(refusals) == 1 else 'ies'} of {assignment} in {inbound}")
     for refusal in refusals:
         print(f"  {refusal.entry}  claims {refusal.claimed}, owned by {refusal.owner}: {refusal.why}")
