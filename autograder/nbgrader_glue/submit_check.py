@@ -8,18 +8,19 @@ notebooks as Jupyter does and takes a missing notebook's one renamed copy in its
     Jupyter saves it (a byte-order mark also keeps Jupyter itself from opening it);
   - a missing notebook: which other notebook, if exactly one is a copy of it, is graded in its place, else that
     it will not be graded.
-``CheckedSubmit`` is the exchange's submit (``c.ExchangeFactory.submit``); ``FolderCheck`` runs first among
-nbgrader validate's preprocessors (``c.Validator.preprocessors``), on the folder of the notebook validated, and
-says the same in validate's log. Both only read the student's own files, in the student's own process.
+``CheckedSubmit`` is the exchange's submit (``c.ExchangeFactory.submit``); ``FolderCheck`` runs when nbgrader
+validate's kernel has started (``c.Execute.on_notebook_start``), on the folder of the notebook validated, and says
+the same in validate's log and, for what will not be graded, as a failed cell. Both only read the student's own
+files, in the student's own process.
 """
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from pathlib import Path
 
 from nbgrader.exchange.default.submit import ExchangeSubmit
-from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.collecting.collect import Limits
 from autograder.collecting.notebook_copies import read_notebook, release_marks, stand_ins
@@ -102,18 +103,41 @@ class CheckedSubmit(ExchangeSubmit):
             self.log.warning(line)
 
 
-class FolderCheck(NbGraderPreprocessor):
-    """nbgrader validate's first step: the same warnings for the notebook's folder (validate runs in it), the
-    release found in the student's exchange when the config names it. Changes nothing."""
+NOT_GRADED = "will not be graded"  # the words of every line that costs the student points
+FOLDER_CHECK_ID = "course-folder-check"  # the grade_id of the cell Validate adds to its own copy
 
-    def preprocess(self, nb, resources):
+
+def failing_cell(lines: list[str]):
+    """A zero-point test cell that raises with ``lines``: nbgrader's Validate lists it among the failed cells, so
+    the browser's Validate button shows what will not be graded (the log alone reaches only the server's)."""
+    from nbformat.v4 import new_code_cell
+
+    text = "; ".join(lines)
+    return new_code_cell(
+        f"# the course's look at this assignment's folder (in Validate's copy only, never saved)\n"
+        f"raise FileNotFoundError({text!r})",
+        metadata={"nbgrader": {"grade": True, "grade_id": FOLDER_CHECK_ID, "locked": False, "points": 0,
+                               "solution": False, "task": False, "schema_version": 3}})
+
+
+class FolderCheck:
+    """nbgrader validate's look at the notebook's folder (validate runs in it), the release found in the student's
+    exchange: its Execute step's ``on_notebook_start`` hook (``c.Execute.on_notebook_start``; Validator's own list
+    of steps cannot be configured). Logs every line; what will not be graded also becomes a failing cell at the end
+    of Validate's copy of the notebook, the only place the browser's Validate button shows. The file is never
+    changed."""
+
+    def __init__(self, exchange_root: str | None, course_id: str | None):
+        self.release_root = Path(exchange_root, course_id, "outbound") if exchange_root and course_id else None
+
+    def __call__(self, notebook, **_) -> None:
         folder = Path.cwd()
-        exchange, course = self.config.Exchange.get("root"), self.config.CourseDirectory.get("course_id")
-        release = Path(exchange, course, "outbound", folder.name) if exchange and course else None
         try:
-            lines = folder_warnings(folder, release)
+            lines = folder_warnings(folder, self.release_root / folder.name if self.release_root else None)
         except OSError as err:  # an unreadable folder: validate goes on
             lines = [f"the notebook's folder could not be looked at ({err.strerror})"]
         for line in lines:
-            self.log.warning(line)
-        return nb, resources
+            logging.getLogger("nbgrader").warning(line)
+        failing = [line for line in lines if NOT_GRADED in line]
+        if failing:
+            notebook.cells.append(failing_cell(failing))

@@ -1,8 +1,6 @@
 """nbgrader for a student on the hub: which course, and where its exchange is (set by hub/jupyterhub_config.py)."""
 import os
 
-from nbgrader.validator import Validator
-
 from autograder.nbgrader_glue.submit_check import CheckedSubmit, FolderCheck
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
@@ -12,6 +10,6 @@ c.CourseDirectory.course_id = os.environ.get("COURSE_ID", "attention-course")
 # the exchange every user of the hub shares (tools/hub_setup.sh makes it, mode 1777 like /tmp)
 c.Exchange.root = os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange")
 # submit and validate say beforehand which notebooks the grader cannot open, reads as Jupyter would save them, or takes
-# from a renamed copy (autograder/nbgrader_glue/submit_check.py); validate then runs nbgrader's own steps
+# from a renamed copy (autograder/nbgrader_glue/submit_check.py); validate says it once its kernel has started
 c.ExchangeFactory.submit = CheckedSubmit
-c.Validator.preprocessors = [FolderCheck, *Validator.class_traits()["preprocessors"].default()]
+c.Execute.on_notebook_start = FolderCheck(c.Exchange.root, c.CourseDirectory.course_id)

@@ -8,6 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
+import nbformat
 from conftest import REPO, SOLUTIONS
 from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
@@ -19,6 +20,7 @@ from course_lib.loader.notebook_file import BOM
 RELEASE = REPO / "notebooks" / "a5"
 NB02, NB03, NB05, NB07 = ("02_finetune_without_pretraining.ipynb", "03_span_corruption.ipynb", "05_synthesizer.ipynb",
                           "07_attention_exploration.ipynb")
+NB06 = "06_considerations_in_pretrained_knowledge.ipynb"
 
 
 def _student_folder(home: Path) -> Path:
@@ -80,29 +82,58 @@ def test_submit_says_which_notebooks_the_grader_cannot_take_as_they_are_and_subm
     assert (handed_in / NB07).read_bytes() == b'{"cells": ['  # nbgrader's copy as it was: the grader's collect reads it
 
 
-def test_validates_first_step_says_the_same_of_the_notebooks_folder(tmp_path):
-    """Run first among nbgrader validate's preprocessors in the notebook's folder, does FolderCheck log the same
-    warnings, finding the release in the student's exchange, and leave the notebook as it was?"""
+def test_validates_folder_check_says_the_same_of_the_notebooks_folder(tmp_path):
+    """Run as validate's kernel starts, in the notebook's folder, does FolderCheck log the same warnings, finding the
+    release in the student's exchange, and write no file?"""
     exchange = tmp_path / "exchange"
     shutil.copytree(RELEASE, exchange / "course" / "outbound" / "a5")
     folder = _student_folder(tmp_path / "home")
-    config = Config()
-    config.Exchange.root, config.CourseDirectory.course_id = str(exchange), "course"
-    log, handler = _logger(f"validate-{id(tmp_path)}")
-    notebook = {"cells": []}
-    with contextlib.chdir(folder):
-        assert FolderCheck(config=config, log=log).preprocess(notebook, {}) == (notebook, {})
+    _, handler = _logger("nbgrader")
+    notebook = nbformat.v4.new_notebook()
+    try:
+        with contextlib.chdir(folder):
+            FolderCheck(str(exchange), "course")(notebook=notebook)
+    finally:
+        logging.getLogger("nbgrader").removeHandler(handler)
     _said_right(handler.lines)
+    [added] = notebook.cells  # what will not be graded, as a failing cell of Validate's copy
+    assert NB05 in added.source and NB07 in added.source and NB03 not in added.source
     kept = [p.name for p in SOLUTIONS.glob("*.ipynb") if p.name not in (NB02, NB05)]
     assert sorted(os.listdir(folder)) == sorted([*kept, "02_finetune_without_pretraining (1).ipynb"])  # none written
 
 
+def test_the_validate_button_lists_what_will_not_be_graded_as_a_failed_cell(tmp_path, monkeypatch):
+    """Does nbgrader's Validate, as the browser's button runs it with the hub's student config, list the missing
+    notebook and the broken one among its failed cells, and still pass the notebook's own cells and leave the file
+    as it was?"""
+    from nbgrader.validator import Validator
+
+    exchange = tmp_path / "exchange"
+    shutil.copytree(RELEASE, exchange / "course" / "outbound" / "a5")
+    folder = _student_folder(tmp_path / "home")
+    monkeypatch.setenv("COURSE_EXCHANGE", str(exchange))  # as hub/jupyterhub_config.py gives a student's server
+    monkeypatch.setenv("COURSE_ID", "course")
+    config = Config()
+    exec((REPO / "hub" / "student" / "nbgrader_config.py").read_text(), {"get_config": lambda: config})
+    before = (folder / NB06).read_bytes()
+    result = Validator(config=config).validate(str(folder / NB06))
+    [failed] = result["failed"]
+    assert f"{NB05} is missing and will not be graded" in failed["source"], failed
+    assert NB07 in failed["source"] and "FileNotFoundError" in failed["error"]
+    assert (folder / NB06).read_bytes() == before
+    os.remove(folder / NB07)
+    shutil.copy(SOLUTIONS / NB05, folder / NB05)
+    shutil.copy(SOLUTIONS / NB07, folder / NB07)
+    assert "failed" not in Validator(config=config).validate(str(folder / NB06))  # graded as they are: no failure
+
+
 def test_the_hubs_student_config_submits_and_validates_with_the_checks():
-    """Does a student's nbgrader config on the hub make submit CheckedSubmit and put FolderCheck before nbgrader's
-    own validate steps?"""
+    """Does a student's nbgrader config on the hub make submit CheckedSubmit and FolderCheck validate's kernel-start
+    hook?"""
     from nbgrader.validator import Validator
 
     config = Config()
     exec((REPO / "hub" / "student" / "nbgrader_config.py").read_text(), {"get_config": lambda: config})
     assert config.ExchangeFactory.submit is CheckedSubmit
-    assert config.Validator.preprocessors == [FolderCheck, *Validator().preprocessors]
+    assert isinstance(config.Execute.on_notebook_start, FolderCheck)
+    assert Validator(config=config).preprocessors == Validator().preprocessors  # nbgrader's own steps, unchanged
