@@ -67,6 +67,7 @@ class Task:
     dropped: tuple[str, ...]  # the collect step's reasons for what it left out (instructor's log)
     notes: tuple[tuple[str, str], ...]  # expected file -> why it is missing (grader's words)
     linked: tuple[str, ...]  # copied files that had other hard links
+    notices: tuple[str, ...] = ()  # the collect step's lines for the instructor (a renamed copy taken, ...)
 
 
 @dataclass
@@ -99,13 +100,13 @@ def grade_step(settings: Settings) -> Step:
 def task_for(collected: Collected) -> Task:
     """The task that names ``collected`` for a worker."""
     return Task(collected.student, str(collected.folder) if collected.folder else None, tuple(collected.dropped),
-                tuple(sorted(collected.notes.items())), tuple(collected.linked))
+                tuple(sorted(collected.notes.items())), tuple(collected.linked), tuple(collected.notices))
 
 
 def run_task(task: Task, settings: Settings, gold: dict) -> SubmissionResult:
     """In the student's unit: grade the collect step's copy where it lies."""
     collected = Collected(task.student, Path(task.folder) if task.folder else None, list(task.dropped),
-                          dict(task.notes), linked=list(task.linked))
+                          dict(task.notes), linked=list(task.linked), notices=list(task.notices))
     return grade_one(collected, settings, gold)
 
 

@@ -38,6 +38,7 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
     result = SubmissionResult(collected.student, log=[f"grading seed: {seed}"], seed=seed)
     result.log += [f"left out by the collect step: {d}" for d in collected.dropped]
     result.log += [f"copied by content, had other hard links: {name}" for name in collected.linked]
+    result.log += [f"the collect step: {notice}" for notice in collected.notices]
     budget = Budget(settings.student_seconds)
     notebooks = sorted(collected.folder.glob("*.ipynb")) if collected.folder else []
     if not notebooks:

@@ -153,3 +153,15 @@ def test_new_gradebook_without_the_venv_on_path(tmp_path, monkeypatch):
                         lambda: nbgrader.api.sp.check_output(["alembic", "heads"]).decode())
     notes = write_trusted_scores(f"sqlite:///{tmp_path / 'gradebook.db'}", ASSIGNMENT, {"ann": {}})
     assert "is not in the gradebook" in notes[0] and (tmp_path / "gradebook.db").is_file()
+
+
+def test_the_collect_steps_notices_reach_the_students_log(tiny):
+    """Does what the collect step told the instructor of a student (a notebook not handed in, a renamed copy taken)
+    travel with that student's task to the worker and into their lines of the instructor's log?"""
+    from autograder.collecting.collect import Collected
+    from autograder.grading.cohort import run_task, task_for
+
+    said = ["05_synthesizer.ipynb was not handed in", "took '02 (1).ipynb' as 02_finetune_without_pretraining.ipynb"]
+    result = run_task(task_for(Collected("ann", None, ["no notebooks"], {}, notices=said)), tiny["settings"], {})
+    assert [line for line in result.log if line.startswith("the collect step: ")] == \
+        [f"the collect step: {line}" for line in said]
