@@ -27,6 +27,7 @@ import datetime
 import os
 import pwd
 import re
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -255,7 +256,7 @@ def test_students_of_every_shape_hand_in_from_their_shells(hub):
             done = _as_user(user, "bash", "-c", "\n".join([
                 "set -e", f"mkdir {folder}", f"cp -r {shlex.quote(str(staging / user))}/. {folder}/",
                 f"printf %s {shlex.quote(when)} > {folder}/timestamp.txt",
-                f"printf %s {'cd' * 64} > {folder}/submission_secret.txt"]))
+                f"printf %s {secrets.token_hex(64)} > {folder}/submission_secret.txt"]))  # each its own, as submit
             assert done.returncode == 0, (user, done.stderr)
     finally:
         shutil.rmtree(staging)
