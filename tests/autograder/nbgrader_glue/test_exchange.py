@@ -236,29 +236,37 @@ def test_the_instructor_lists_and_removes_refused_entries_without_root(tmp_path,
     assert collect(tmp_path, exchange) == (None, [])
 
 
-def test_the_inbound_command_lists_and_removes_what_collect_refuses_inside(tmp_path, exchange, people, monkeypatch,
-                                                                         capsys):
-    """Does `python -m autograder inbound --remove` also list and take out a submission rightly named whose inside
-    collect refuses (a classmate's file in it; tests/hub makes one unreadable), so that the collect after it takes
-    everyone else's and ends without an error?"""
+def _inbound_command(tmp_path, exchange: Path, monkeypatch, capsys, *runs: list[str]) -> list[str]:
+    """What `python -m autograder <run>` printed for each of ``runs``, in a course folder collecting from
+    ``exchange`` (each exiting 0)."""
     from autograder.__main__ import main
 
-    submit(exchange, people, "ada")
-    planted = submit(exchange, people, "bo", files={"outputs/x.params": b"p"})
-    os.lchown(planted / "outputs" / "x.params", people["eve"].pw_uid, people["eve"].pw_gid)
     course = tmp_path / "course"
     course.mkdir()
     (course / "nbgrader_config.py").write_text(
         "from autograder.nbgrader_glue.setup import configure_grading\nc = get_config()\nconfigure_grading(c)\n"
         f"c.CourseDirectory.course_id = 'course'\nc.Exchange.root = {str(exchange)!r}\n")
     monkeypatch.chdir(course)
-    environ = dict(os.environ)
+    environ, said = dict(os.environ), []
     try:
-        assert main(["inbound", "--remove"]) == 0
-        removed = capsys.readouterr().out
+        for argv in runs:
+            assert main(argv) == 0
+            said.append(capsys.readouterr().out)
     finally:
         os.environ.clear()
         os.environ.update(environ)
+    return said
+
+
+def test_the_inbound_command_lists_and_removes_what_collect_refuses_inside(tmp_path, exchange, people, monkeypatch,
+                                                                         capsys):
+    """Does `python -m autograder inbound --remove` also list and take out a submission rightly named whose inside
+    collect refuses (a classmate's file in it; tests/hub makes one unreadable), so that the collect after it takes
+    everyone else's and ends without an error?"""
+    submit(exchange, people, "ada")
+    planted = submit(exchange, people, "bo", files={"outputs/x.params": b"p"})
+    os.lchown(planted / "outputs" / "x.params", people["eve"].pw_uid, people["eve"].pw_gid)
+    [removed] = _inbound_command(tmp_path, exchange, monkeypatch, capsys, ["inbound", "--remove"])
     assert removed.startswith("1 refused inbound entry of a5"), removed
     assert f"owned by {user(people, 'bo')}: it holds x.params, owned by {user(people, 'eve')}" in removed
     assert [p.name.split("+")[0] for p in (exchange / "course" / "inbound").iterdir()] == [user(people, "ada")]
@@ -268,25 +276,9 @@ def test_the_inbound_command_lists_and_removes_what_collect_refuses_inside(tmp_p
 def test_the_inbound_command_lists_the_refusals_in_the_course_folder(tmp_path, exchange, people, monkeypatch, capsys):
     """Does `python -m autograder inbound` in a course folder list each refused entry with owner, claim and reason, and
     --remove take it out?"""
-    from autograder.__main__ import main
-
     submit(exchange, people, "ada")
     submit(exchange, people, "eve", claimed="ada", when=LATE)
-    course = tmp_path / "course"
-    course.mkdir()
-    (course / "nbgrader_config.py").write_text(
-        "from autograder.nbgrader_glue.setup import configure_grading\nc = get_config()\nconfigure_grading(c)\n"
-        f"c.CourseDirectory.course_id = 'course'\nc.Exchange.root = {str(exchange)!r}\n")
-    monkeypatch.chdir(course)
-    environ = dict(os.environ)
-    try:
-        assert main(["inbound"]) == 0
-        listed = capsys.readouterr().out
-        assert main(["inbound", "--remove"]) == 0
-        removed = capsys.readouterr().out
-    finally:
-        os.environ.clear()
-        os.environ.update(environ)
+    listed, removed = _inbound_command(tmp_path, exchange, monkeypatch, capsys, ["inbound"], ["inbound", "--remove"])
     assert listed.startswith("1 refused inbound entry of a5")
     assert f"claims {user(people, 'ada')}, owned by {user(people, 'eve')}" in listed
     assert "deleted" in removed
