@@ -13,10 +13,21 @@ from conftest import REPO, SOLUTIONS
 from honest_code import (
     CAROL,
     GLUE_CAROL,
+    GLUE_DANA,
+    GLUE_ELI,
+    GLUE_FAY,
     GLUE_HUGO,
+    POSITION_COLUMNS,
+    POSITION_EXP,
+    POSITION_POLAR,
+    SPAN_CHOICE,
+    SPAN_HELPERS,
+    SPAN_JOINED,
     SPAN_WITH_TORCH,
+    SYNTH_BMM,
     SYNTH_EINSUM_PERSISTENT_MASK,
     SYNTH_FUNCTIONAL_DROPOUT,
+    SYNTH_HEAD_LOOP,
     TWINS_07,
     TWINS_08,
 )
@@ -83,12 +94,15 @@ _SHORT_07 = ("07-a-code", "07-b-code", "07-c-code", "07-d-code")
 # part -> its honest answers (grade_id -> code), each written apart from the others; 07's short answers have one right
 # form each, so two students sharing them is no copy
 PARTS = {
-    "glue": ({g: REFERENCE[g] for g in GLUE_CAROL}, GLUE_CAROL, GLUE_HUGO),
-    "span": ({"03-span-corruption": REFERENCE["03-span-corruption"]},
-             {"03-span-corruption": CAROL["03-span-corruption"]}, {"03-span-corruption": SPAN_WITH_TORCH}),
-    "synthesizer": ({"05-synthesizer": REFERENCE["05-synthesizer"]}, {"05-synthesizer": CAROL["05-synthesizer"]},
-                    {"05-synthesizer": SYNTH_EINSUM_PERSISTENT_MASK}, {"05-synthesizer": SYNTH_FUNCTIONAL_DROPOUT}),
-    "position": ({g: REFERENCE[g] for g in TWINS_08}, {g: CAROL[g] for g in TWINS_08}, TWINS_08),
+    "glue": ({g: REFERENCE[g] for g in GLUE_CAROL}, GLUE_CAROL, GLUE_HUGO, GLUE_DANA, GLUE_ELI, GLUE_FAY),
+    "span": tuple({"03-span-corruption": code} for code in (
+        REFERENCE["03-span-corruption"], CAROL["03-span-corruption"], SPAN_WITH_TORCH, SPAN_CHOICE, SPAN_JOINED,
+        SPAN_HELPERS)),
+    "synthesizer": tuple({"05-synthesizer": code} for code in (
+        REFERENCE["05-synthesizer"], CAROL["05-synthesizer"], SYNTH_EINSUM_PERSISTENT_MASK, SYNTH_FUNCTIONAL_DROPOUT,
+        SYNTH_BMM, SYNTH_HEAD_LOOP)),
+    "position": ({g: REFERENCE[g] for g in TWINS_08}, {g: CAROL[g] for g in TWINS_08}, TWINS_08, POSITION_EXP,
+                 POSITION_COLUMNS, POSITION_POLAR),
 }
 SHORT = ({g: REFERENCE[g] for g in _SHORT_07}, TWINS_07)  # 07's one-line answers, the reference's or other forms
 
