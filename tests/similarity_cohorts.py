@@ -6,9 +6,11 @@ different answers for a part wrote that part on their own; the same answer is a 
 """
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
+from code_disguises import Placed
 from conftest import REPO, SOLUTIONS
 from honest_code import (
     CAROL,
@@ -66,6 +68,30 @@ def released(name: str, given: dict[str, str], extra: tuple[str, ...] = ()) -> s
     nb = json.loads(notebook(RELEASE / name, {g: code for g, code in given.items() if g in answers(RELEASE / name)}))
     nb["cells"] += [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": code}
                     for code in extra]
+    return json.dumps(nb)
+
+
+def _new_cell(source: str, key: str) -> dict:
+    return {"cell_type": "code", "execution_count": None, "id": key, "metadata": {}, "outputs": [], "source": source}
+
+
+def placed(name: str, cells: dict[str, Placed], extra: tuple[str, ...] = ()) -> str:
+    """The release's notebook ``name`` with each graded cell's code where ``cells`` puts it (the graded cell, cells
+    after it that repeat its grade_id as Split Cell does, untagged cells after it or at the end), then ``extra``."""
+    nb = json.loads((RELEASE / name).read_text(encoding="utf-8"))
+    out, end = [], []
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        where = cells.get(meta.get("grade_id")) if cell["cell_type"] == "code" and meta.get("solution") else None
+        out.append(cell)
+        if where is None:
+            continue
+        if where.graded is not None:
+            cell["source"] = where.graded
+        out += [dict(copy.deepcopy(cell), source=code, id=f"{cell['id']}-{i}") for i, code in enumerate(where.split)]
+        out += [_new_cell(code, f"{cell['id']}-after-{i}") for i, code in enumerate(where.after)]
+        end += where.end
+    nb["cells"] = out + [_new_cell(code, f"end-{i}") for i, code in enumerate((*end, *extra))]
     return json.dumps(nb)
 
 
