@@ -509,3 +509,30 @@ P = torch.eye(T, dtype=DTYPE)[[(i + 3) % T for i in range(T)]]
     return torch.view_as_real(rotations).flip(-1).reshape(T, d)
 ''',
 }
+
+# a cell a study group shares verbatim (one of them posted it on the course forum): two helpers to look at a dataset
+SHARED_SNIPPET = '''def show_examples(dataset, count=4, width=60):
+    """Print a few (x, y) pairs of a dataset as text, pads dropped and masks shown as |."""
+    for index in range(count):
+        x, y = dataset[index]
+        source = "".join(dataset.itos[int(i)] for i in x)
+        target = "".join(dataset.itos[int(i)] for i in y)
+        for label, text in (("x", source), ("y", target)):
+            shown = text.replace(dataset.PAD_CHAR, "").replace(dataset.MASK_CHAR, "|")
+            print(f"{label}[{index}]: {shown[:width]}")
+        print("-" * width)
+
+
+def mask_statistics(dataset, samples=500):
+    """Mean and spread of the kept length and of the masked span over a few hundred samples."""
+    kept, masked = [], []
+    for index in range(samples):
+        x, _ = dataset[index % len(dataset)]
+        text = "".join(dataset.itos[int(i)] for i in x).rstrip(dataset.PAD_CHAR)
+        pieces = text.split(dataset.MASK_CHAR)
+        kept.append(len(text) - text.count(dataset.MASK_CHAR))
+        masked.append(len(pieces[2]) if len(pieces) > 2 else 0)
+    kept, masked = torch.tensor(kept, dtype=torch.float), torch.tensor(masked, dtype=torch.float)
+    print(f"kept {kept.mean():.1f} +- {kept.std():.1f}, masked {masked.mean():.1f} +- {masked.std():.1f}")
+    return kept, masked
+'''

@@ -1,16 +1,20 @@
-"""Submissions for the similarity report's tests and benchmark: notebooks built from answers, written honestly or
-copied and hidden (moved to other cells, run from strings).
+"""Submissions for the similarity report's tests and benchmarks: notebooks built from answers, written honestly or
+copied and hidden (moved to other cells, run from strings, disguised: ``code_disguises``).
 
 An honest student is a choice of one honest answer per part (``PARTS``): two students who chose
-different answers for a part wrote that part on their own; the same answer is a copy of it.
+different answers for a part wrote that part on their own; the same answer is a copy of it. A class
+(``write_class``) is honest students each writing one of six answers per part, a study group of
+them sharing one cell verbatim, and copies of some of them, each disguised one way.
 """
 from __future__ import annotations
 
 import copy
 import json
+import random
+from dataclasses import dataclass
 from pathlib import Path
 
-from code_disguises import Placed
+from code_disguises import Placed, disguised
 from conftest import REPO, SOLUTIONS
 from honest_code import (
     CAROL,
@@ -22,6 +26,8 @@ from honest_code import (
     POSITION_COLUMNS,
     POSITION_EXP,
     POSITION_POLAR,
+    SCRATCH,
+    SHARED_SNIPPET,
     SPAN_CHOICE,
     SPAN_HELPERS,
     SPAN_JOINED,
@@ -141,3 +147,52 @@ def honest(choice: dict[str, int], short: int = 0) -> dict[str, str]:
 def files(given: dict[str, str], extra: tuple[str, ...] = ()) -> dict[str, str]:
     """A submission's notebooks holding the answers ``given``, ``extra`` cells at the end of each."""
     return {name: released(name, given, extra) for name in GRADED}
+
+
+SNIPPET_NOTEBOOK = "03_span_corruption.ipynb"  # where the study group's shared cell stands
+PART_ROWS = ("02-glue", "03-span-corruption", "04-pretrain-glue", "05-synthesizer", "07-e-code", "08-a-code",
+             "08-b-code")  # the graded cells students write their own way (07's short answers have one right form)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One student of a class."""
+
+    choice: dict[str, int]  # part (and "short") -> the honest answer written (a copy: its original's)
+    snippet: bool  # holds the study group's shared cell
+    copy_of: str | None = None  # the classmate copied
+    disguise: str | None = None  # how (code_disguises.DISGUISES)
+
+
+def _part_of(grade_id: str) -> str:
+    return next((part for part, choices in PARTS.items() if grade_id in choices[0]), "short")
+
+
+def write_class(submitted: Path, honest_count: int, shared: int, copies: tuple[str, ...], seed: int = 0
+                ) -> dict[str, Member]:
+    """``honest_count`` honest students, each part's six answers spread evenly among them, ``shared`` of them holding
+    the study group's cell, and one copy of a distinct honest student per disguise in ``copies`` (``copy-<kind>``, or
+    ``copy-<kind>-<j>`` when a kind repeats: the original's answers disguised, its shared cell kept, scratch cells of
+    its own); student -> who they are."""
+    rng = random.Random(seed)
+    spread = {part: rng.sample([i % len(v) for i in range(honest_count)], honest_count)
+              for part, v in (*PARTS.items(), ("short", SHORT))}
+    group = set(rng.sample(range(honest_count), shared))
+    members = {f"h{i:03d}": Member({part: spread[part][i] for part in spread}, i in group) for i in range(honest_count)}
+    for j, (kind, original) in enumerate(zip(copies, rng.sample(sorted(members), len(copies)))):
+        name = f"copy-{kind}" + (f"-{j}" if copies.count(kind) > 1 else "")
+        members[name] = Member(members[original].choice, members[original].snippet, original, kind)
+    for i, (student, m) in enumerate(members.items()):
+        given = honest({p: m.choice[p] for p in PARTS}, short=m.choice["short"])
+        cells = disguised(m.disguise, given, seed + i) if m.disguise else {g: Placed(c) for g, c in given.items()}
+        scratch = tuple(rng.sample(SCRATCH, 3))
+        submit(submitted, student, {name: placed(name, {g: c for g, c in cells.items() if g in answers(RELEASE / name)},
+                                                 scratch + ((SHARED_SNIPPET,) if m.snippet and name == SNIPPET_NOTEBOOK
+                                                            else ())) for name in GRADED})
+    return members
+
+
+def apart(a: Member, b: Member, grade_id: str | None = None) -> bool:
+    """Whether two honest students wrote every part (or ``grade_id``'s part) with different answers."""
+    parts = [_part_of(grade_id)] if grade_id else list(PARTS)
+    return a.copy_of is None and b.copy_of is None and all(a.choice[p] != b.choice[p] for p in parts)

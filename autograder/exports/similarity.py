@@ -224,11 +224,12 @@ def read_student(student: str, folder: str, graded: dict[str, dict[str, frozense
     if runtime:
         skipped.append(Skipped(student, "", f"{runtime} exec/eval/compile call(s) on code built at run time: that "
                                             "code is not compared (read the notebooks)"))
-    docs = {OVERALL: document(everything, k, boilerplate)}
+    made: dict = {}  # statement -> its fingerprint, made once for every document
+    docs = {OVERALL: document(everything, k, boilerplate, made)}
     names = [names_of(text) for text in everything]
     for grade_id, defined in answers.items():
         runs = followed(names, {i for i, g in enumerate(origin) if g == grade_id}, defined)
-        docs[grade_id] = document([everything[i] for i in runs], k, boilerplate)
+        docs[grade_id] = document([everything[i] for i in runs], k, boilerplate, made)
     return StudentCode({cell: doc.text for cell, doc in docs.items()}, docs, skipped)
 
 

@@ -61,16 +61,19 @@ class Document:
         return sum(len(where) for where in self.hash_idx.values())
 
 
-def document(statements: list[str], k: int, boilerplate: Boilerplate) -> Document:
+def document(statements: list[str], k: int, boilerplate: Boilerplate,
+             made: dict[str, CodeFingerprint] | None = None) -> Document:
     """The student's own statements (neither the release's whole nor a repeat), fingerprinted each
-    on its own and laid out in one document."""
+    on its own and laid out in one document; ``made`` keeps each statement's fingerprint for the
+    student's other documents (a cell's row repeats statements of the whole)."""
     kept, seen = [], set()
+    made = {} if made is None else made
     for text in statements:
         # too short for one k-gram (filtering only shortens), or a repeat
         if len(text) < k or text in seen:
             continue
         seen.add(text)
-        fp = _print(text, k)
+        fp = made[text] if text in made else made.setdefault(text, _print(text, k))
         # copydetect's boilerplate removal, with a set: the release's k-grams never count
         own = {h: where for h, where in fp.hash_idx.items() if h not in boilerplate.hashes}
         if own and fp.filtered_code not in boilerplate.statements:

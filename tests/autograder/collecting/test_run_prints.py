@@ -68,3 +68,47 @@ def test_only_an_int_seed_is_taken_from_a_log(tmp_path):
         (tmp_path / name).write_text(text)
     assert [recorded_seed(tmp_path / n) for n in ("int", "bool", "text", "huge", "list", "junk")] == \
         [42, None, None, None, None, None]
+
+
+def _reordered(state: dict, n_head: int, generator: torch.Generator) -> dict:
+    """The MLP's units, the heads and each head's dimensions reordered together: the same function."""
+    state = dict(state)
+    for b in {k.split(".")[1] for k in state if k.startswith("blocks.")}:
+        units = torch.randperm(state[f"blocks.{b}.mlp.0.weight"].shape[0], generator=generator)
+        for name, rows in (("mlp.0.weight", units), ("mlp.0.bias", units)):
+            state[f"blocks.{b}.{name}"] = state[f"blocks.{b}.{name}"][rows]
+        state[f"blocks.{b}.mlp.2.weight"] = state[f"blocks.{b}.mlp.2.weight"][:, units]
+        hs = state[f"blocks.{b}.attn.proj.weight"].shape[0] // n_head
+        heads = torch.randperm(n_head, generator=generator).tolist()
+        scores, values = (torch.cat([h * hs + torch.randperm(hs, generator=generator) for h in heads]) for _ in "qv")
+        for name, rows in (("query", scores), ("key", scores), ("value", values)):
+            for kind in ("weight", "bias"):
+                state[f"blocks.{b}.attn.{name}.{kind}"] = state[f"blocks.{b}.attn.{name}.{kind}"][rows]
+        state[f"blocks.{b}.attn.proj.weight"] = state[f"blocks.{b}.attn.proj.weight"][:, values]
+    return state
+
+
+def test_circuits_ignore_the_order_of_units_heads_and_head_dimensions(tmp_path):
+    """Are a model's circuits the same when its MLP units, heads and each head's dimensions are reordered together
+    (most weight matrices then other), while another seed's model has other circuits, and is the sketch of an average
+    of models the average of their sketches?"""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=20, block_size=16, n_layer=2, n_head=2, n_embd=16))
+    x = torch.randint(0, 20, (2, 15))
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    reordered = _reordered(state, 2, torch.Generator().manual_seed(1))
+    model.eval()
+    expected = model(x)[0]
+    model.load_state_dict(reordered)
+    assert torch.allclose(model(x)[0], expected, atol=1e-5)  # the same function
+    for name, s in (("plain", state), ("reordered", reordered), ("other", _model_state(1)),
+                    ("mean", {k: (v + _model_state(1)[k]) / 2 for k, v in state.items()})):
+        torch.save(s, tmp_path / f"{name}.params")
+    plain, reordered, other, mean = (sketch_params(tmp_path / f"{n}.params")
+                                     for n in ("plain", "reordered", "other", "mean"))
+    assert len(plain.matrix(circuits=True)) == 2 * 3  # qk, ov and mlp of each block
+    weights, circuits = ([abs(a[k] @ b[k]) for k in a] for a, b in ((plain.matrix(), reordered.matrix()),
+                                                                    (plain.matrix(True), reordered.matrix(True))))
+    assert np.median(weights) < 0.5 and min(circuits) > 0.999
+    assert np.median([abs(plain.matrix(True)[k] @ other.matrix(True)[k]) for k in plain.matrix(True)]) < 0.5
+    assert all(np.allclose(mean.raw()[k], (plain.raw()[k] + other.raw()[k]) / 2, atol=1e-4) for k in plain.raw())
