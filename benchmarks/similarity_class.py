@@ -63,7 +63,8 @@ def study(args) -> None:
           f"copies), seed {args.seed}, snippet {'given as base code' if base else 'not given'}: report in "
           f"{seconds:.1f} s")
     print(f"honest pairs (every part written apart): {len(honest)}, {len(group)} of them both sharing the snippet; "
-          f"top class-weighted {top[0][0]:.3f} ({' '.join(top[0][1])}), top raw {top[1][0]:.3f} ({' '.join(top[1][1])})")
+          f"top class-weighted {top[0][0]:.3f} ({' '.join(top[0][1])}), top raw {top[1][0]:.3f} "
+          f"({' '.join(top[1][1])})")
     print(f"{'copy':<12}{'weighted':>9}{'raw':>7}{'rank':>6}  rows: copy / best honest pair that wrote the part apart")
     above = {0: True, 1: True}
     for kind in DISGUISES:

@@ -141,13 +141,13 @@ def _alike_weights(weights: Weights, bound: float, least: int) -> list[tuple[str
     return [tuple(sorted((names[i], names[j]))) for i, j in zip(*np.nonzero(np.triu(passing, 1)))]
 
 
-def _fit(y: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Coefficients, none negative, of the columns of ``x`` whose sum is nearest ``y`` (least squares; a column
-    with a negative coefficient is dropped and the rest fitted again)."""
-    kept = np.arange(x.shape[1])
+def _fit(gram: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Coefficients, none negative, of the sum of columns nearest a vector, from the columns' Gram matrix and their
+    dot products with the vector (least squares; a column with a negative coefficient is dropped, the rest refitted)."""
+    kept = np.arange(len(target))
     while True:
-        beta = np.zeros(x.shape[1])
-        beta[kept] = np.linalg.lstsq(x[:, kept], y, rcond=None)[0]
+        beta = np.zeros(len(target))
+        beta[kept] = np.linalg.lstsq(gram[np.ix_(kept, kept)], target[kept], rcond=None)[0]
         if kept.size == 0 or beta[kept].min() >= 0:
             return beta
         kept = kept[kept != kept[np.argmin(beta[kept])]]
@@ -187,10 +187,14 @@ def _means(students: list[tuple[str, Prints]], file: str, weights: Weights, boun
         columns = [(c, j) for c, g in enumerate(groups) for j in g][:MAX_COLUMNS]  # (group, classmate)
         x = np.stack([np.concatenate([sketches[names[j]].get(k, np.zeros(SKETCH_WIDTH)) / scale[k] for k in mine])
                       for _, j in columns], axis=1)  # (K * W, columns)
-        beta = _fit(y, x)
-        explained = 1 - np.sum((y - x @ beta) ** 2) / np.sum(y ** 2)
-        alone = max((x[:, c] @ y) ** 2 / max(x[:, c] @ x[:, c] * (y @ y), 1e-300) for c in range(len(columns)))
-        share = np.bincount([c for c, _ in columns], beta * np.linalg.norm(x, axis=0), len(groups))  # each group's
+        # numpy's own loops, not BLAS (see _weights): (columns, columns) and (columns,)
+        gram, target, total = np.einsum("kc,kd->cd", x, x), np.einsum("kc,k->c", x, y), y @ y
+        alone = float(np.max(target ** 2 / np.maximum(np.diag(gram) * total, 1e-300)))
+        if alone > 1 - bounds.mean_gain:  # one classmate's run explains it (a copy, or the source of copies)
+            continue
+        beta = _fit(gram, target)
+        explained = 1 - (total - 2 * beta @ target + beta @ gram @ beta) / total
+        share = np.bincount([c for c, _ in columns], beta * np.sqrt(np.diag(gram)), len(groups))  # each group's
         used = [sorted(names[j] for j in g) for c, g in enumerate(groups) if share[c] >= 0.05 * share.sum()]
         if explained >= bounds.mean_fit and explained - alone >= bounds.mean_gain and len(used) >= 2:
             shown = "; ".join(" or ".join(g[:3]) + (f" or {len(g) - 3} near-copies of them" if len(g) > 3 else "")
