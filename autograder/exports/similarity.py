@@ -12,7 +12,7 @@ of each student's code; each graded cell's row (a code cell of the release with 
 ``solution: true``, matched by its ``grade_id``) compares the code that cell's answer runs,
 wherever it stands: the cell's statements, those defining or changing the names the release's
 cell defines, and what they call (``similarity_names``). Every pair gets a raw and a
-class-weighted score (``similarity_scores``: fingerprints most of the class holds count little),
+class-weighted score (``similarity_scores``: fingerprints much of the class holds count less),
 ranked by the class-weighted one. Submissions are read through the collect step (regular files
 only, no link followed, sizes capped), then each student's notebooks are parsed (bounded JSON)
 and fingerprinted in that student's own unit (``autograder.units``): no student code is ever run
