@@ -146,6 +146,10 @@ def _square(product):
     return product - torch.eye(len(product), dtype=product.dtype) * product.diagonal().mean()
 
 
+def _matrices(*tensors) -> bool:
+    return all(t is not None and t.dim() == 2 for t in tensors)
+
+
 def circuits(weights: dict) -> dict:
     """Each block's circuits (``blocks.<i>.qk``, ``.ov``, ``.mlp``, ``.synth``) from its weight matrices, as float64
     tensors; a block whose shapes do not fit, or a file past ``MAX_WIDTH`` or ``MAX_CIRCUIT_FLOPS``, has fewer."""
@@ -157,15 +161,16 @@ def circuits(weights: dict) -> dict:
         query, key, value, proj, w1, w2, up, down = (weights.get(f"blocks.{b}.{n}") for n in (
             "attn.query.weight", "attn.key.weight", "attn.value.weight", "attn.proj.weight", "attn.w1.weight",
             "attn.w2", "mlp.0.weight", "mlp.2.weight"))
-        plan += [(f"blocks.{b}.qk", query, key, lambda q, k: _square(q.T @ k)),
-                 (f"blocks.{b}.ov", proj, value, lambda p, v: _square(p @ v)),
-                 (f"blocks.{b}.mlp", down, up, lambda d, u: _square(d @ u))]
-        if w1 is not None and w2 is not None and w2.dim() == 2 and w2.shape[0] and w1.shape[0] % w2.shape[0] == 0:
+        plan += [(name, left, right, combine) for name, left, right, combine in (
+            (f"blocks.{b}.qk", query, key, lambda q, k: _square(q.T @ k)),
+            (f"blocks.{b}.ov", proj, value, lambda p, v: _square(p @ v)),
+            (f"blocks.{b}.mlp", down, up, lambda d, u: _square(d @ u))) if _matrices(left, right)]
+        if _matrices(w1, w2) and w2.shape[0] and w1.shape[0] % w2.shape[0] == 0:
             plan.append((f"blocks.{b}.synth", w1.reshape(-1, w2.shape[0], w1.shape[1]), w2,
                          lambda a, s: torch.einsum("hsd,sl->dl", a, s)))
     out, flops = {}, 0
     for name, left, right, combine in plan:
-        if left is None or right is None or max(*left.shape, *right.shape) > MAX_WIDTH:
+        if max(*left.shape, *right.shape) > MAX_WIDTH:
             continue
         sides = (left.shape[-1], left.shape[-2], right.shape[-1]) if name.endswith(".qk") else (
             *left.shape, right.shape[-1])

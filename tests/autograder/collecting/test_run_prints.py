@@ -6,8 +6,17 @@ import pickle
 
 import numpy as np
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from autograder.collecting.run_prints import answer_hash, hash_predictions, recorded_seed, sketch_params, trimmed
+from autograder.collecting.run_prints import (
+    SKETCH_WIDTH,
+    answer_hash,
+    hash_predictions,
+    recorded_seed,
+    sketch_params,
+    trimmed,
+)
 from course_lib.gpt.model import GPT, GPTConfig
 
 
@@ -112,3 +121,23 @@ def test_circuits_ignore_the_order_of_units_heads_and_head_dimensions(tmp_path):
     assert np.median(weights) < 0.5 and min(circuits) > 0.999
     assert np.median([abs(plain.matrix(True)[k] @ other.matrix(True)[k]) for k in plain.matrix(True)]) < 0.5
     assert all(np.allclose(mean.raw()[k], (plain.raw()[k] + other.raw()[k]) / 2, atol=1e-4) for k in plain.raw())
+
+
+NAMES = ("tok_emb.weight", "head.weight", *(f"blocks.{b}.{n}" for b in (0, 1, 7) for n in (
+    "attn.query.weight", "attn.key.weight", "attn.value.weight", "attn.proj.weight", "attn.w1.weight", "attn.w2",
+    "mlp.0.weight", "mlp.2.weight")))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(NAMES), st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(1, 3)),
+                       max_size=14))
+def test_any_params_of_the_models_names_sketch_or_have_none(tmp_path, shapes):
+    """Do tensors of any shapes under the course model's names (products that do not multiply, empty ones, three
+    dimensions) give a sketch of bounded size, or none, without raising?"""
+    state = {name: torch.randn(rows, cols) if dims == 2 else torch.randn(rows, cols, dims)
+             for name, (rows, cols, dims) in shapes.items()}
+    torch.save(state, tmp_path / "any.params")
+    found = sketch_params(tmp_path / "any.params")
+    if found is not None:
+        assert len(found.tensors) <= len(state) and len(found.circuits) <= 4 * 3
+        assert all(len(raw) == 4 * SKETCH_WIDTH for _, raw in (*found.tensors, *found.circuits))
