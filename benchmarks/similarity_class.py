@@ -40,16 +40,17 @@ def _pair(a: str, b: str) -> tuple[str, str]:
 
 def study(args) -> None:
     from code_disguises import DISGUISES
-    from honest_code import SHARED_SNIPPET
+    from honest_code import SHARED_SNIPPET, SHARED_SNIPPET_MORE
     from similarity_cohorts import PART_ROWS, RELEASE, apart, write_class
 
     from autograder.exports.similarity import OVERALL, Settings, similarity_report
 
     with tempfile.TemporaryDirectory(prefix="similarity-class-") as tmp:
-        members = write_class(Path(tmp) / "submitted", args.students, args.shared, DISGUISES, args.seed)
+        snippet = (SHARED_SNIPPET, SHARED_SNIPPET_MORE) if args.long else (SHARED_SNIPPET,)
+        members = write_class(Path(tmp) / "submitted", args.students, args.shared, DISGUISES, args.seed, snippet)
         base = ()
         if args.base:
-            (Path(tmp) / "snippet.py").write_text(SHARED_SNIPPET, encoding="utf-8")
+            (Path(tmp) / "snippet.py").write_text("\n\n".join(snippet), encoding="utf-8")
             base = (Path(tmp) / "snippet.py",)
         started = time.monotonic()
         report = similarity_report(Path(tmp) / "submitted", RELEASE, settings=Settings(max_pairs=10 ** 6), base=base)
@@ -59,7 +60,8 @@ def study(args) -> None:
     group = [p for p in honest if members[p[0]].snippet and members[p[1]].snippet]
     top = {i: max((overall.get(p, (0.0, 0.0))[i], p) for p in honest) for i in (0, 1)}
     order = sorted(overall, key=lambda p: -overall[p][0])
-    print(f"{len(members)} students ({args.students} honest, {args.shared} sharing the snippet, {len(DISGUISES)} "
+    print(f"{len(members)} students ({args.students} honest, {args.shared} sharing the {len(snippet)}-cell snippet, "
+          f"{len(DISGUISES)} "
           f"copies), seed {args.seed}, snippet {'given as base code' if base else 'not given'}: report in "
           f"{seconds:.1f} s")
     print(f"honest pairs (every part written apart): {len(honest)}, {len(group)} of them both sharing the snippet; "
@@ -123,7 +125,8 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=30, help="honest students")
     parser.add_argument("--shared", type=int, default=8, help="honest students holding the study group's cell")
     parser.add_argument("--seed", type=int, default=0, help="who writes which answer, who shares, who is copied")
-    parser.add_argument("--base", action="store_true", help="give the shared cell to the report as base code")
+    parser.add_argument("--long", action="store_true", help="the group shares a second cell too (36 more lines)")
+    parser.add_argument("--base", action="store_true", help="give the shared cells to the report as base code")
     parser.add_argument("--timing", type=int, default=0, help="only time the report on a class of N students")
     args = parser.parse_args()
     if args.timing:

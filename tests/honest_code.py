@@ -536,3 +536,42 @@ def mask_statistics(dataset, samples=500):
     print(f"kept {kept.mean():.1f} +- {kept.std():.1f}, masked {masked.mean():.1f} +- {masked.std():.1f}")
     return kept, masked
 '''
+
+# a second cell the group shares (a longer forum post): looking at predictions against the answers, by place
+SHARED_SNIPPET_MORE = '''def read_pairs(questions_path, predictions_path):
+    """(question, answer, prediction) triples of a split whose predictions were written one a line."""
+    with open(questions_path, encoding="utf-8") as handle:
+        rows = [line.rstrip("\\n").split("\\t") for line in handle if line.strip()]
+    with open(predictions_path, encoding="utf-8") as handle:
+        guesses = [line.strip() for line in handle]
+    triples = []
+    for row, guess in zip(rows, guesses):
+        question = row[0]
+        answer = row[1] if len(row) > 1 else ""
+        triples.append((question, answer, guess))
+    return triples
+
+
+def accuracy_by_place(triples, top=10):
+    """The places asked most often, each with how often the model named it right."""
+    asked, right = {}, {}
+    for _, answer, guess in triples:
+        asked[answer] = asked.get(answer, 0) + 1
+        if guess == answer:
+            right[answer] = right.get(answer, 0) + 1
+    ranked = sorted(asked.items(), key=lambda item: -item[1])[:top]
+    for place, count in ranked:
+        share = right.get(place, 0) / count
+        print(f"{place:<20} {count:>4} asked, {100 * share:5.1f}% right")
+    return {place: right.get(place, 0) / count for place, count in ranked}
+
+
+def wrong_answers(triples, limit=15):
+    """The first few questions answered wrongly, with what was said."""
+    shown = 0
+    for question, answer, guess in triples:
+        if guess != answer and shown < limit:
+            print(f"{question!r}: said {guess!r}, the answer is {answer!r}")
+            shown += 1
+    return shown
+'''

@@ -168,12 +168,12 @@ def _part_of(grade_id: str) -> str:
     return next((part for part, choices in PARTS.items() if grade_id in choices[0]), "short")
 
 
-def write_class(submitted: Path, honest_count: int, shared: int, copies: tuple[str, ...], seed: int = 0
-                ) -> dict[str, Member]:
+def write_class(submitted: Path, honest_count: int, shared: int, copies: tuple[str, ...], seed: int = 0,
+                snippet: tuple[str, ...] = (SHARED_SNIPPET,)) -> dict[str, Member]:
     """``honest_count`` honest students, each part's six answers spread evenly among them, ``shared`` of them holding
-    the study group's cell, and one copy of a distinct honest student per disguise in ``copies`` (``copy-<kind>``, or
-    ``copy-<kind>-<j>`` when a kind repeats: the original's answers disguised, its shared cell kept, scratch cells of
-    its own); student -> who they are."""
+    the study group's cells (``snippet``), and one copy of a distinct honest student per disguise in ``copies``
+    (``copy-<kind>``, or ``copy-<kind>-<j>`` when a kind repeats: the original's answers disguised, its shared cells
+    kept, scratch cells of its own); student -> who they are."""
     rng = random.Random(seed)
     spread = {part: rng.sample([i % len(v) for i in range(honest_count)], honest_count)
               for part, v in (*PARTS.items(), ("short", SHORT))}
@@ -187,7 +187,7 @@ def write_class(submitted: Path, honest_count: int, shared: int, copies: tuple[s
         cells = disguised(m.disguise, given, seed + i) if m.disguise else {g: Placed(c) for g, c in given.items()}
         scratch = tuple(rng.sample(SCRATCH, 3))
         submit(submitted, student, {name: placed(name, {g: c for g, c in cells.items() if g in answers(RELEASE / name)},
-                                                 scratch + ((SHARED_SNIPPET,) if m.snippet and name == SNIPPET_NOTEBOOK
+                                                 scratch + (snippet if m.snippet and name == SNIPPET_NOTEBOOK
                                                             else ())) for name in GRADED})
     return members
 
