@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
     similar.add_argument("--assignment", default=layout.ASSIGNMENT)
     similar.add_argument("--release", default=None, help="the release notebooks (default: notebooks/ASSIGNMENT)")
+    similar.add_argument("--base", action="append", default=[], metavar="FILE",
+                         help="code you gave out beside the release (a .py file, or a notebook's code cells), left "
+                              "out like the release's; repeatable")
     args = absolute_paths(parser.parse_args(argv))  # relative paths mean the folder it runs in
     if args.command == "similarity":
         return _similarity(args)
@@ -356,9 +359,15 @@ def _similarity(args) -> int:
         if not path.is_dir():
             print(f"error: {path} not found ({what})", file=sys.stderr)
             return 2
-    report = similarity_report(Path(args.submitted), release, args.assignment)
+    base = tuple(Path(b).resolve() for b in args.base)
+    for path in base:
+        if not path.is_file():
+            print(f"error: {path} not found (--base)", file=sys.stderr)
+            return 2
+    report = similarity_report(Path(args.submitted), release, args.assignment, base=base)
+    print("class-weighted  raw  pair")
     for p in report.ranked(OVERALL)[:10]:
-        print(f"{p.similarity:6.0%}  {p.a}  {p.b}")
+        print(f"{p.similarity:14.0%} {p.raw:4.0%}  {p.a}  {p.b}")
     print(f"{len(report.students)} students, {len(report.skipped)} things skipped")
     for path in write_report(report, Path(args.out), args.assignment):
         print(f"wrote {path}")

@@ -9,11 +9,13 @@ Honest students are the reference notebooks trained with each student's personal
 (``course_lib.seeds``, ids ``student-000``...; ``--trained`` adds folders of runs trained
 elsewhere, e.g. ``benchmarks/calibrate_bars.py``'s ``seedN``). Each honest student's runs are
 then copied with each perturbation of ``KINDS`` (params changed, predictions re-decoded from the
-changed params as the grader requires, lines edited where the kind says so). Every student and
-copy gets the collect unit's prints (``autograder.collecting.prints.prints_of``) and every pair
-is compared by ``autograder.collecting.near_copies``. Printed: per run part, the honest pairs
-flagged (false flags) and the largest honest weights cosine and answers kappa; per perturbation,
-the copies caught (detection) and the smallest copy cosine and kappa.
+changed params as the grader requires, lines edited where the kind says so; ``mean_of_5`` averages
+the params of the student and the four after it). Every student and copy gets the collect unit's
+prints (``autograder.collecting.prints.prints_of``) and every pair is compared by
+``autograder.collecting.near_copies``. Printed: per run part, the honest pairs flagged (false
+flags) and the largest honest weights and circuits cosines and answers kappa; per perturbation,
+the copies caught (detection: flagged with their original, a mean with every one of its five
+sources) and the smallest copy cosines and kappa.
 """
 from __future__ import annotations
 
@@ -48,10 +50,11 @@ from course_lib.seeds import personal_seed
 from course_lib.world import write_world
 
 KINDS = ("nudged", "noise_1pct", "noise_10pct", "noise_50pct", "bf16", "wrapped", "mlp_permuted", "heads_permuted",
-         "residual_permuted", "trained_on")
+         "all_permuted", "residual_permuted", "trained_on", "mean_of_5")
 # the kinds whose params give the original's answers (the same function; tests/benchmarks/test_run_similarity.py):
 # the copy hands in the original's predictions, as the tester's copy did (with one line changed: "nudged")
-SAME_ANSWERS = ("nudged", "wrapped", "mlp_permuted", "heads_permuted", "residual_permuted")
+SAME_ANSWERS = ("nudged", "wrapped", "mlp_permuted", "heads_permuted", "all_permuted", "residual_permuted")
+MEAN_OF = 5  # classmates averaged by "mean_of_5": the student and the four after it
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,30 @@ def _heads_permuted(state: dict, rng: torch.Generator, n_head: int) -> dict:
     return state
 
 
+def _all_permuted(state: dict, rng: torch.Generator, n_head: int) -> dict:
+    """The MLP's units, the heads and each head's dimensions reordered together (queries and keys alike, values and
+    the projection's inputs alike; the synthesizer's w1 and w2 alike, one order of dimensions for all its heads, as
+    w2 is shared): the same function, every block's matrices other."""
+    state = _mlp_permuted(state, rng)
+    for b in _blocks(state):
+        prefix = f"blocks.{b}.attn."
+        d = state[prefix + "proj.weight"].shape[1]
+        hs = d // n_head
+        heads = torch.randperm(n_head, generator=rng).tolist()
+        shared = torch.randperm(hs, generator=rng)
+        scores = torch.cat([h * hs + (shared if prefix + "w2" in state else torch.randperm(hs, generator=rng))
+                            for h in heads])  # the rows of query and key (or w1)
+        values = torch.cat([h * hs + torch.randperm(hs, generator=rng) for h in heads])  # value's rows, proj's columns
+        for name, order in (("query", scores), ("key", scores), ("w1", scores), ("value", values)):
+            if prefix + name + ".weight" in state:
+                state[prefix + name + ".weight"] = state[prefix + name + ".weight"][order]
+                state[prefix + name + ".bias"] = state[prefix + name + ".bias"][order]
+        state[prefix + "proj.weight"] = state[prefix + "proj.weight"][:, values]
+        if prefix + "w2" in state:
+            state[prefix + "w2"] = state[prefix + "w2"][shared]
+    return state
+
+
 def _residual_permuted(state: dict, rng: torch.Generator) -> dict:
     """Every tensor's residual-stream axis permuted alike (LayerNorm is elementwise in it): the same function."""
     d = state["tok_emb.weight"].shape[1]
@@ -162,6 +189,8 @@ def perturbed(kind: str, state: dict, rng: torch.Generator, course: Course, vari
         return _mlp_permuted(state, rng)
     if kind == "heads_permuted":
         return _heads_permuted(state, rng, course.preset.model.get("n_head", 8))
+    if kind == "all_permuted":
+        return _all_permuted(state, rng, course.preset.model.get("n_head", 8))
     if kind == "residual_permuted":
         return _residual_permuted(state, rng)
     if kind == "trained_on":
@@ -196,15 +225,23 @@ def decoded(state: dict, course: Course, variant: str) -> dict[str, list[str]]:
             for split, qs in course.questions.items()}
 
 
-def make_copy(source: Path, dest: Path, kind: str, seed: int, course: Course, parts) -> None:
-    """``source``'s run files of ``parts``, changed as ``kind`` says, into ``dest``/outputs."""
+def _mean(states: list[dict]) -> dict:
+    """The params averaged, tensor by tensor."""
+    return {k: torch.stack([s[k].to(torch.float64) for s in states]).mean(0).to(v.dtype) if v.is_floating_point()
+            else v for k, v in states[0].items()}
+
+
+def make_copy(sources: list[Path], dest: Path, kind: str, seed: int, course: Course, parts) -> None:
+    """The first of ``sources``' run files of ``parts`` (all of them averaged, for "mean_of_5"), changed as ``kind``
+    says, into ``dest``/outputs; the run logs copied, but a mean's (its copier's own would be)."""
     rng = torch.Generator().manual_seed(seed)
     out = dest / "outputs"
     out.mkdir(parents=True)
+    source = sources[0]
     for part in parts:
         variant = "synthesizer" if part.attention == "synthesizer" else "vanilla"
-        state = torch.load(source / "outputs" / part.params, weights_only=True)
-        changed = perturbed(kind, state, rng, course, variant)
+        states = [torch.load(folder / "outputs" / part.params, weights_only=True) for folder in sources]
+        changed = _mean(states) if kind == "mean_of_5" else perturbed(kind, states[0], rng, course, variant)
         torch.save(changed, out / part.params)
         answers = decoded(changed, course, variant) if kind not in SAME_ANSWERS else {
             split: (source / "outputs" / name).read_text(encoding="utf-8").splitlines()
@@ -214,7 +251,7 @@ def make_copy(source: Path, dest: Path, kind: str, seed: int, course: Course, pa
             if kind == "nudged":  # the tester's copy: one line of each predictions file changed
                 lines[3] = "Paris" if lines[3] != "Paris" else "Lyon"
             write_predictions(lines, out / name)
-        for log in CHAINS[part.name]:
+        for log in CHAINS[part.name] if kind != "mean_of_5" else ():
             if (source / "outputs" / f"{log}.json").is_file():
                 shutil.copy(source / "outputs" / f"{log}.json", out / f"{log}.json")
 
@@ -222,9 +259,11 @@ def make_copy(source: Path, dest: Path, kind: str, seed: int, course: Course, pa
 # --- measuring ----------------------------------------------------------------------------------------------------
 
 
-def pair_numbers(a: Prints, b: Prints, part, gold: dict[str, bytes]) -> tuple[float | None, dict[str, float]]:
-    """(weights' median cosine, split -> answers' kappa) of one pair on one part, whatever the bounds."""
-    compared = nc._weights([("a", a), ("b", b)], part.params).of("a", "b")
+def pair_numbers(a: Prints, b: Prints, part, gold: dict[str, bytes]
+                 ) -> tuple[float | None, float | None, dict[str, float]]:
+    """(weights' median cosine, circuits' median cosine, split -> answers' kappa) of one pair on one part, whatever the
+    bounds."""
+    medians = [nc._weights([("a", a), ("b", b)], part.params, circuits).of("a", "b") for circuits in (False, True)]
     kappas = {}
     for split, name in (("dev", part.dev), ("test", part.test)):
         rows = [dict(p.answers).get(name) for p in (a, b)]
@@ -234,16 +273,16 @@ def pair_numbers(a: Prints, b: Prints, part, gold: dict[str, bytes]) -> tuple[fl
             if len(mine) == len(theirs) == questions:
                 found = nc._agreement(mine, theirs, np.frombuffer(gold[split], dtype="<u8"))
                 kappas[split] = found.kappa if found.informative >= nc.Bounds().informative else float("nan")
-    return (compared[0] if compared else None), kappas
+    return *(m[0] if m else None for m in medians), kappas
 
 
-def timing(n: int, questions: int = 500, matrices: int = 15) -> float:
+def timing(n: int, questions: int = 500, matrices: int = 15, circuits: int = 6) -> float:
     """Seconds the driver takes to compare ``n`` students (random prints of the cpu preset's size)."""
     rng = np.random.default_rng(0)
     students = []
     for i in range(n):
-        params = tuple((p.params, ParamsSketch(tuple((f"m{k}", rng.standard_normal(SKETCH_WIDTH).astype(
-            np.float32).tobytes()) for k in range(matrices)))) for p in RUN_PARTS)
+        params = tuple((p.params, ParamsSketch(*(tuple((f"m{k}", rng.standard_normal(SKETCH_WIDTH).astype(
+            np.float32).tobytes()) for k in range(count)) for count in (matrices, circuits)))) for p in RUN_PARTS)
         answers = tuple((name, rng.integers(0, 50, questions, dtype="<u8").tobytes())
                         for p in RUN_PARTS for name in (p.dev, p.test))
         students.append((f"s{i:04d}", Prints((), (), "", params, answers)))
@@ -267,8 +306,8 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)  # the study's many small models: one thread each is fastest on a shared machine
     if args.timing:
         seconds = timing(args.timing)
-        print(f"near_copies of {args.timing} students (3 params files of 15 matrices, 6 predictions files of 500 "
-              f"lines each): {seconds:.1f} s")
+        print(f"near_copies of {args.timing} students (3 params files of 15 matrices and 6 circuits, 6 predictions "
+              f"files of 500 lines each): {seconds:.1f} s")
         return 0
     out = Path(args.out) / args.preset
     world = out / "world"
@@ -300,13 +339,19 @@ def main(argv=None) -> int:
     gold = nc.gold_hashes({"dev": read_birth_places(world / DEV, require_answers=True),
                            "test": read_birth_places(out / "grader_only" / TEST_ANSWERS, require_answers=True)})
     kinds = args.kinds.split(",")
+    names = sorted(honest)
+    sources = {s: [s] for s in names}
+    means = {s: [names[(i + j) % len(names)] for j in range(MEAN_OF)] for i, s in enumerate(names)}
     copies = {}
     start = time.perf_counter()
-    for (student, folder), kind in itertools.product(sorted(honest.items()), kinds):
+    for student, kind in itertools.product(names, kinds):
+        if kind == "mean_of_5" and len(names) < MEAN_OF:
+            continue
         dest = out / "copies" / f"{kind}-of-{student}"
         if not (dest / "done").is_file():
             shutil.rmtree(dest, ignore_errors=True)
-            make_copy(folder, dest, kind, personal_seed(f"{kind}-{student}"), course, parts)
+            make_copy([honest[s] for s in (means if kind == "mean_of_5" else sources)[student]], dest, kind,
+                      personal_seed(f"{kind}-{student}"), course, parts)
             (dest / "done").write_text("")
         copies[(kind, student)] = dest
     print(f"{len(copies)} copies made in {time.perf_counter() - start:.0f} s", flush=True)
@@ -315,30 +360,50 @@ def main(argv=None) -> int:
     prints.update({f"{kind}-of-{student}": prints_of(folder) for (kind, student), folder in copies.items()})
     print(f"prints of {len(prints)} submissions: {1000 * (time.perf_counter() - start) / len(prints):.0f} ms each")
     start = time.perf_counter()
-    flagged = {(n.file, n.student, n.other) for n in nc.near_copies(list(prints.items()), gold)}
-    print(f"near_copies over {len(prints)} submissions: {time.perf_counter() - start:.2f} s\n")
+    # each mean of five in a class of its own (the honest students and every other kind of copy): means of
+    # overlapping classmates explain each other, which no real class shows
+    means_made = [name for name in prints if name.startswith("mean_of_5-of-")]
+    others = [(name, p) for name, p in prints.items() if name not in means_made]
+    flagged = set()
+    for mean in means_made or [None]:
+        cohort = others + ([(mean, prints[mean])] if mean else [])
+        flagged |= {(n.file, *sorted((n.student, n.other))) for n in nc.near_copies(cohort, gold)}
+    print(f"near_copies over {len(others)} submissions and each of {len(means_made)} means: "
+          f"{time.perf_counter() - start:.2f} s\n")
     for part in parts:
-        honest_pairs = list(itertools.combinations(sorted(honest), 2))
-        numbers = [pair_numbers(prints[a], prints[b], part, gold) for a, b in honest_pairs]
-        false = sum((part.params, a, b) in flagged for a, b in honest_pairs)
-        cosines = [m for m, _ in numbers if m is not None]
-        kappas = [k for _, ks in numbers for k in ks.values() if not np.isnan(k)]
-        print(f"{part.name}: honest pairs flagged {false} of {len(honest_pairs)}; largest weights cosine "
-              f"{max(cosines, default=float('nan')):.3f}, largest answers kappa {max(kappas, default=float('nan')):.3f}"
-              f" ({len(kappas)} informative splits of {2 * len(honest_pairs)})")
-        for kind in kinds:
-            caught, lows, low_kappas = 0, [], []
-            for student in sorted(honest):
-                name = f"{kind}-of-{student}"
-                pair = tuple(sorted((name, student)))
-                caught += (part.params, *pair) in flagged
-                median, ks = pair_numbers(prints[pair[0]], prints[pair[1]], part, gold)
-                lows.append(median if median is not None else float("nan"))
-                low_kappas += [k for k in ks.values() if not np.isnan(k)]
-            print(f"  {kind:18} caught {caught} of {len(honest)}; smallest weights cosine {np.nanmin(lows):.3f}, "
-                  f"smallest answers kappa {min(low_kappas, default=float('nan')):.3f} "
-                  f"({len(low_kappas)} informative splits)")
+        report(part, names, kinds, prints, gold, flagged, means)
     return 0
+
+
+def report(part, names: list[str], kinds: list[str], prints: dict, gold, flagged: set, means: dict) -> None:
+    """Print one run part's false flags among honest students and the copies caught of each kind."""
+    def seen(a: str, b: str) -> bool:
+        return (part.params, *sorted((a, b))) in flagged
+
+    honest_pairs = list(itertools.combinations(names, 2))
+    numbers = [pair_numbers(prints[a], prints[b], part, gold) for a, b in honest_pairs]
+    kappas = [k for *_, ks in numbers for k in ks.values() if not np.isnan(k)]
+    largest = [max((n[i] for n in numbers if n[i] is not None), default=float("nan")) for i in (0, 1)]
+    print(f"{part.name}: honest pairs flagged {sum(seen(a, b) for a, b in honest_pairs)} of {len(honest_pairs)}; "
+          f"largest weights cosine {largest[0]:.3f}, circuits {largest[1]:.3f}, answers kappa "
+          f"{max(kappas, default=float('nan')):.3f} ({len(kappas)} informative splits of {2 * len(honest_pairs)})")
+    for kind in kinds:
+        caught, lows, low_kappas, done = 0, [[], []], [], 0
+        for student in names:
+            name = f"{kind}-of-{student}"
+            if name not in prints:
+                continue
+            done += 1
+            originals = means[student] if kind == "mean_of_5" else [student]
+            caught += all(seen(name, original) for original in originals)
+            found = [pair_numbers(prints[name], prints[original], part, gold) for original in originals]
+            for i in (0, 1):
+                lows[i].append(max((f[i] for f in found if f[i] is not None), default=float("nan")))
+            low_kappas += [k for f in found for k in f[2].values() if not np.isnan(k)]
+        if done:
+            print(f"  {kind:18} caught {caught} of {done}{' (naming all five sources)' * (kind == 'mean_of_5')}; "
+                  f"smallest weights cosine {np.nanmin(lows[0]):.3f}, circuits {np.nanmin(lows[1]):.3f}, smallest "
+                  f"answers kappa {min(low_kappas, default=float('nan')):.3f} ({len(low_kappas)} informative splits)")
 
 
 if __name__ == "__main__":

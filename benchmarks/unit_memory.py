@@ -118,7 +118,8 @@ def main() -> None:
                            COLLECT.limits)
             rows.append(("collect", name, got))
             copy = str(root / "dest" / "eve" / "a5")
-            got = run_unit(read_student, ("eve", copy, {"03_span_corruption.ipynb": {"03-span-corruption"}},
+            graded = {"03_span_corruption.ipynb": {"03-span-corruption": frozenset({"CharCorruptionDataset"})}}
+            got = run_unit(read_student, ("eve", copy, graded,
                                           Settings(notebook_bytes=64 * 2 ** 20), release.code), READ_STEP.limits)
             rows.append(("similarity", name, got))
             from autograder.exports.report import _read

@@ -2,20 +2,30 @@
 
 Each student trains from a seed of their own (``course_lib.seeds``), so two honest students' weights
 are unrelated and their wrong answers differ. A run copied from a classmate and changed a little (a
-value nudged, noise added, a line of predictions edited, the params saved another way) keeps both.
+value nudged, noise added, a line of predictions edited, the params saved another way, its units and
+heads reordered, several classmates' params averaged) keeps some of both.
 For each run part and each pair of students:
   - **weights**: the median, over the weight matrices both params files hold, of the absolute cosine
     of their sketches (``run_prints``): a copy keeps it near 1 (a function-preserving sign flip of
     some matrices too), two own seeds leave it near 0;
+  - **circuits**: the same median over each block's circuits (``run_prints``: products of its
+    matrices that reordering the MLP's units, the heads and each head's dimensions leaves as they
+    are), so a copy reordered to compute the same function with other matrices is still near 1;
   - **answers**: on each split, the questions either of the two answers wrongly, and on those how
     often they give the same answer, beyond what chance explains: Cohen's kappa against the
     agreement their own answer frequencies give by chance (two models that answer every question
     alike, "" or the commonest place, carry no evidence). Questions both answer right are left out:
     agreeing there is what accuracy explains.
-A pair is a near-copy when either measure passes its bound (``Bounds``, measured on honest students
-and perturbed copies: ``benchmarks/run_similarity.py``, "Near-copies of runs" in
-benchmarks/FINDINGS.md). The driver compares only the prints (a few kilobytes a student), in blocks
-of students, so the cost stays small for 500 students.
+A pair is a near-copy when any measure passes its bound. And for each student, a **mean** of
+classmates: an average of k classmates' params is 1/sqrt(k) alike to each (0.45 for five, under the
+weights' bound), but a sketch is linear in its tensors, so the average's sketches are the sources'
+sketches averaged. The classmates whose weights are at least ``Bounds.mean_candidate`` alike are
+fitted to the student's sketches (least squares, weights not negative; a classmate and the near-copies
+of its run are one source); when two or more together explain ``Bounds.mean_fit`` of them, and
+``Bounds.mean_gain`` more than the most alike one alone, the run is flagged against each of them.
+The bounds are measured on honest students and perturbed copies (``benchmarks/run_similarity.py``,
+"Near-copies of runs" in benchmarks/FINDINGS.md). The driver compares only the prints (a few
+kilobytes a student), in blocks of students, so the cost stays small for 500 students.
 """
 from __future__ import annotations
 
@@ -34,16 +44,23 @@ from course_lib import layout
 from course_lib.data_files import read_birth_places
 
 BLOCK = 64  # students compared against everyone at once (bounds the driver's scratch memory)
+MAX_COLUMNS = 64  # classmates fitted to one run's sketches (its sources and their near-copies), most alike first
 
 
 @dataclass(frozen=True)
 class Bounds:
-    """When two students' runs count as one run (see the module docstring)."""
+    """When two students' runs count as one run, or one run as the mean of others (see the module docstring)."""
 
     weights: float = 0.5  # median |cosine| of weight sketches at which two params count as one run
     min_matrices: int = 3  # weight matrices both params files must hold before their median counts
+    circuits: float = 0.5  # median |cosine| of circuit sketches at which two params count as one run
+    min_circuits: int = 3  # circuits both params files must hold before their median counts
     answers: float = 0.9  # kappa of the answers either gets wrong at which two runs count as one
     informative: float = 20.0  # kappa needs this many questions either gets wrong, x (1 - chance)
+    mean_candidate: float = 0.2  # weights' median |cosine| from which a classmate may be one of a mean's sources
+    mean_fit: float = 0.8  # share of a run's sketches its sources explain together, to flag it
+    mean_gain: float = 0.1  # ... beyond what the most alike one explains alone (a copy and its source are one run)
+    max_sources: int = 16  # the most alike classmates fitted
 
 
 @dataclass(frozen=True)
@@ -51,8 +68,8 @@ class NearCopy:
     """Two students' runs of one run part that look like one run, and why."""
 
     file: str  # the run part's params file
-    student: str  # one student of the pair
-    other: str  # the other, after ``student`` in name order
+    student: str  # one student of the pair (of a mean: the student whose run it is)
+    other: str  # the other, after ``student`` in name order (of a mean: one of its sources)
     why: str  # the evidence, in the instructor's words
 
 
@@ -87,10 +104,10 @@ class Weights:
         return float(self.median[i, j]), int(self.count[i, j])
 
 
-def _weights(students: list[tuple[str, Prints]], file: str) -> Weights:
-    """Every pair of ``file``'s sketches compared, one block of students at a time."""
+def _weights(students: list[tuple[str, Prints]], file: str, circuits: bool = False) -> Weights:
+    """Every pair of ``file``'s weight (or circuit) sketches compared, one block of students at a time."""
     sketches = [(s, dict(p.params).get(file)) for s, p in students]
-    sketches = [(s, sketch.matrix()) for s, sketch in sketches if sketch is not None]
+    sketches = [(s, sketch.matrix(circuits)) for s, sketch in sketches if sketch is not None]
     keys = sorted({k for _, m in sketches for k in m})
     # (N, K, W): unit sketches, 0 where a file lacks one
     vectors = np.zeros((len(sketches), len(keys), SKETCH_WIDTH))
@@ -117,11 +134,76 @@ def _weights(students: list[tuple[str, Prints]], file: str) -> Weights:
     return Weights({s: i for i, (s, _) in enumerate(sketches)}, median, count)
 
 
-def _alike_weights(weights: Weights, bounds: Bounds) -> list[tuple[str, str]]:
-    """The pairs (in name order) whose weights pass the bound."""
+def _alike_weights(weights: Weights, bound: float, least: int) -> list[tuple[str, str]]:
+    """The pairs (in name order) whose median passes ``bound`` over at least ``least`` sketches."""
     names = sorted(weights.place, key=weights.place.get)
-    passing = (weights.median >= bounds.weights) & (weights.count >= bounds.min_matrices)
+    passing = (weights.median >= bound) & (weights.count >= least)
     return [tuple(sorted((names[i], names[j]))) for i, j in zip(*np.nonzero(np.triu(passing, 1)))]
+
+
+def _fit(gram: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Coefficients, none negative, of the sum of columns nearest a vector, from the columns' Gram matrix and their
+    dot products with the vector (least squares; a column with a negative coefficient is dropped, the rest refitted)."""
+    kept = np.arange(len(target))
+    while True:
+        beta = np.zeros(len(target))
+        beta[kept] = np.linalg.lstsq(gram[np.ix_(kept, kept)], target[kept], rcond=None)[0]
+        if kept.size == 0 or beta[kept].min() >= 0:
+            return beta
+        kept = kept[kept != kept[np.argmin(beta[kept])]]
+
+
+def _sources(i: int, weights: Weights, bounds: Bounds) -> list[list[int]]:
+    """The classmates alike enough to be among student ``i``'s sources, most alike first, in groups of one run each
+    (classmates whose weights are near-copies of each other: a source and its copies), at most ``max_sources``."""
+    groups: list[list[int]] = []
+    for j in np.argsort(-weights.median[i], kind="stable"):
+        if j == i or weights.count[i, j] < bounds.min_matrices:
+            continue
+        if weights.median[i, j] < bounds.mean_candidate:
+            break
+        same = next((g for g in groups if weights.median[g[0], j] >= bounds.weights
+                     and weights.count[g[0], j] >= bounds.min_matrices), None)
+        if same is not None:
+            same.append(int(j))
+        elif len(groups) < bounds.max_sources:
+            groups.append([int(j)])
+    return groups
+
+
+def _means(students: list[tuple[str, Prints]], file: str, weights: Weights, bounds: Bounds
+           ) -> list[tuple[str, list[str], str]]:
+    """(student, sources, why) for each run that the sum of several classmates' runs explains and none alone (a
+    source's near-copies named with it)."""
+    sketches = {s: sketch.raw() for s, p in students if (sketch := dict(p.params).get(file)) is not None}
+    names = sorted(weights.place, key=weights.place.get)
+    found = []
+    for i, student in enumerate(names):
+        groups, mine = _sources(i, weights, bounds), sketches[student]
+        if len(groups) < 2 or not mine:
+            continue
+        scale = {k: np.linalg.norm(v) for k, v in mine.items()}  # every matrix counts alike
+        y = np.concatenate([mine[k] / scale[k] for k in mine])
+        columns = [(c, j) for c, g in enumerate(groups) for j in g][:MAX_COLUMNS]  # (group, classmate)
+        x = np.stack([np.concatenate([sketches[names[j]].get(k, np.zeros(SKETCH_WIDTH)) / scale[k] for k in mine])
+                      for _, j in columns], axis=1)  # (K * W, columns)
+        # numpy's own loops, not BLAS (see _weights): (columns, columns) and (columns,)
+        gram, target, total = np.einsum("kc,kd->cd", x, x), np.einsum("kc,k->c", x, y), y @ y
+        alone = float(np.max(target ** 2 / np.maximum(np.diag(gram) * total, 1e-300)))
+        if alone > 1 - bounds.mean_gain:  # one classmate's run explains it (a copy, or the source of copies)
+            continue
+        beta = _fit(gram, target)
+        explained = 1 - (total - 2 * beta @ target + beta @ gram @ beta) / total
+        share = np.bincount([c for c, _ in columns], beta * np.sqrt(np.diag(gram)), len(groups))  # each group's
+        used = [sorted(names[j] for j in g) for c, g in enumerate(groups) if share[c] >= 0.05 * share.sum()]
+        if explained >= bounds.mean_fit and explained - alone >= bounds.mean_gain and len(used) >= 2:
+            shown = "; ".join(" or ".join(g[:3]) + (f" or {len(g) - 3} near-copies of them" if len(g) > 3 else "")
+                              for g in sorted(used))
+            found.append((student, sorted(n for g in used for n in g),
+                          f"close to the mean of {len(used)} classmates' runs ({shown}): together they explain "
+                          f"{100 * explained:.0f}% of its weight sketches over {len(mine)} matrices, one alone at most "
+                          f"{100 * alone:.0f}%"))
+    return found
 
 
 @dataclass(frozen=True)
@@ -205,7 +287,10 @@ def near_copies(students: list[tuple[str, Prints]], gold: dict[str, bytes] | Non
     found = []
     for part in RUN_PARTS:
         weights = _weights(students, part.params)
-        evidence: dict[tuple[str, str], list[str]] = {pair: [] for pair in _alike_weights(weights, bounds)}
+        circuits = _weights(students, part.params, circuits=True)
+        evidence: dict[tuple[str, str], list[str]] = {
+            pair: [] for pair in (*_alike_weights(weights, bounds.weights, bounds.min_matrices),
+                                  *_alike_weights(circuits, bounds.circuits, bounds.min_circuits))}
         rows = {}
         splits = [(split, name) for split, name in (("dev", part.dev), ("test", part.test)) if gold and split in gold]
         for split, name in splits:
@@ -213,14 +298,18 @@ def near_copies(students: list[tuple[str, Prints]], gold: dict[str, bytes] | Non
             for pair, agreement in passing.items():
                 evidence.setdefault(pair, []).append(_said(agreement, split))
         for (a, b), reasons in sorted(evidence.items()):
-            if (compared := weights.of(a, b)) is not None:
-                reasons.insert(0, f"weights: median cosine {compared[0]:.3f} over {compared[1]} matrices")
+            for what, compared in (("circuits", circuits.of(a, b)), ("weights", weights.of(a, b))):
+                if compared is not None:
+                    reasons.insert(0, f"{what}: median cosine {compared[0]:.3f} over {compared[1]} "
+                                      f"{'circuits' if what == 'circuits' else 'matrices'}")
             for split, _ in splits:
                 if not any(r.startswith(split) for r in reasons) and a in rows[split] and b in rows[split]:
                     reasons.append(_said(_agreement(rows[split][a], rows[split][b],
                                                     np.frombuffer(gold[split], dtype="<u8")), split))
             found.append(NearCopy(part.params, a, b, "near-copies of one run: " + "; ".join(
                 reasons + _same_seeds(prints[a], prints[b], part.name))))
+        found += [NearCopy(part.params, student, source, why)
+                  for student, sources, why in _means(students, part.params, weights, bounds) for source in sources]
     return found
 
 

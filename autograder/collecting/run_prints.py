@@ -6,11 +6,19 @@ A byte hash misses a classmate's run copied with one value nudged by 1e-6. These
     mean, is added with a random sign into one of ``SKETCH_WIDTH`` random buckets (the same for
     every student: drawn from the tensor's name). The cosine of two sketches estimates the cosine of
     the two tensors: near 1 for a copy with small noise, near 0 (within about
-    ``1/sqrt(SKETCH_WIDTH)``) for two students who trained from their own seeds;
+    ``1/sqrt(SKETCH_WIDTH)``) for two students who trained from their own seeds. A sketch is linear
+    in its tensor, so the sketch of an average of params files is the average of their sketches;
+  - each block's *circuits*, sketched the same way: products of its matrices that reordering the
+    MLP's hidden units, the attention heads and each head's dimensions (together, as a copier
+    reorders them to keep the function) leaves as they are: ``query^T key`` (the attention's
+    scores, summed over heads), ``proj value`` (what the heads write), ``mlp.2 mlp.0`` (the MLP's
+    units summed) and, for the synthesizer, ``w1_h^T w2`` summed over heads. Their diagonal's mean
+    is taken out, so two students' own runs compare near 0, as their weights do;
   - each predictions file's answers, one 8-byte hash per line (read as the grader reads them);
   - the seed each training run's log records.
 The params file is the student's: it is loaded with ``torch.load(weights_only=True)`` (tensors,
-never code) inside this unit only, and anything unreadable in it just has no sketch.
+never code) inside this unit only, and anything unreadable in it just has no sketch. A print is a
+few kilobytes: ``MAX_MATRICES`` sketches of the weights and three circuits a block at most.
 """
 from __future__ import annotations
 
@@ -33,22 +41,28 @@ MAX_MATRICES = 256  # matrices sketched (handout's model: 27); more is no course
 MAX_ENTRIES = 4096  # a loadable params zip's entries (one per tensor; the course's models: < 100)
 MAX_PICKLE = 2 ** 20  # bytes of its pickle (the course's models: a few KB) loaded
 LINE_HASH = 8  # bytes of one answer's hash
+MAX_WIDTH = 2048  # a circuit's matrices' largest side (handout's model: 1024); wider ones have no circuit
+MAX_CIRCUIT_FLOPS = 4 * 10 ** 9  # multiply-adds of a file's circuits (handout's model: 0.2 billion)
 
 
 @dataclass(frozen=True)
 class ParamsSketch:
-    """One params file's weight matrices, sketched."""
+    """One params file's weight matrices and circuits, sketched."""
 
     tensors: tuple[tuple[str, bytes], ...]  # "<name> <shape>" -> its count sketch (float32s)
+    circuits: tuple[tuple[str, bytes], ...] = ()  # "blocks.<i>.<circuit> <shape>" -> its count sketch
 
-    def matrix(self) -> dict[str, np.ndarray]:
-        """Each tensor's sketch as a unit vector (a constant tensor, all zeros, is left out)."""
+    def matrix(self, circuits: bool = False) -> dict[str, np.ndarray]:
+        """Each tensor's (or circuit's) sketch as a unit vector (a constant tensor, all zeros, is left out)."""
+        return {key: vector / np.linalg.norm(vector) for key, vector in self.raw(circuits).items()}
+
+    def raw(self, circuits: bool = False) -> dict[str, np.ndarray]:
+        """Each tensor's (or circuit's) sketch as it was made (the sketches of an average average), none all zeros."""
         out = {}
-        for key, raw in self.tensors:
+        for key, raw in self.circuits if circuits else self.tensors:
             vector = np.frombuffer(raw, dtype=np.float32).astype(np.float64)
-            norm = np.linalg.norm(vector)
-            if vector.shape == (SKETCH_WIDTH,) and norm > 0:
-                out[key] = vector / norm
+            if vector.shape == (SKETCH_WIDTH,) and np.linalg.norm(vector) > 0:
+                out[key] = vector
         return out
 
 
@@ -113,13 +127,61 @@ def sketch_params(path: Path) -> ParamsSketch | None:
                    and value.numel() > 0]
         if len(weights) > MAX_MATRICES:
             return None
-        tensors = []
-        for name, value in weights:
-            key = f"{name} {'x'.join(map(str, value.shape))}"
-            tensors.append((key, _sketch(key, value)))
+        tensors = tuple((key, _sketch(key, value)) for key, value in ((_key(n, v), v) for n, v in weights))
+        found = circuits(dict(weights))
+        made = tuple((key, _sketch(key, value)) for key, value in ((_key(n, v), v) for n, v in found.items()))
     except Exception:  # noqa: BLE001 (a student's file: whatever is unreadable has no sketch)
         return None
-    return ParamsSketch(tuple(tensors)) if tensors else None
+    return ParamsSketch(tensors, made) if tensors else None
+
+
+def _key(name: str, value) -> str:
+    return f"{name} {'x'.join(map(str, value.shape))}"
+
+
+def _square(product):
+    """A square circuit less its diagonal's mean (a multiple of the identity is no one's own)."""
+    import torch
+
+    return product - torch.eye(len(product), dtype=product.dtype) * product.diagonal().mean()
+
+
+def _matrices(*tensors) -> bool:
+    return all(t is not None and t.dim() == 2 for t in tensors)
+
+
+def circuits(weights: dict) -> dict:
+    """Each block's circuits (``blocks.<i>.qk``, ``.ov``, ``.mlp``, ``.synth``) from its weight matrices, as float64
+    tensors; a block whose shapes do not fit, or a file past ``MAX_WIDTH`` or ``MAX_CIRCUIT_FLOPS``, has fewer."""
+    import torch
+
+    blocks = sorted({int(name.split(".")[1]) for name in weights if name.startswith("blocks.")})
+    plan = []  # (name, the two factors, how to combine them)
+    for b in blocks:
+        query, key, value, proj, w1, w2, up, down = (weights.get(f"blocks.{b}.{n}") for n in (
+            "attn.query.weight", "attn.key.weight", "attn.value.weight", "attn.proj.weight", "attn.w1.weight",
+            "attn.w2", "mlp.0.weight", "mlp.2.weight"))
+        plan += [(name, left, right, combine) for name, left, right, combine in (
+            (f"blocks.{b}.qk", query, key, lambda q, k: _square(q.T @ k)),
+            (f"blocks.{b}.ov", proj, value, lambda p, v: _square(p @ v)),
+            (f"blocks.{b}.mlp", down, up, lambda d, u: _square(d @ u))) if _matrices(left, right)]
+        if _matrices(w1, w2) and w2.shape[0] and w1.shape[0] % w2.shape[0] == 0:
+            plan.append((f"blocks.{b}.synth", w1.reshape(-1, w2.shape[0], w1.shape[1]), w2,
+                         lambda a, s: torch.einsum("hsd,sl->dl", a, s)))
+    out, flops = {}, 0
+    for name, left, right, combine in plan:
+        if max(*left.shape, *right.shape) > MAX_WIDTH:
+            continue
+        sides = (left.shape[-1], left.shape[-2], right.shape[-1]) if name.endswith(".qk") else (
+            *left.shape, right.shape[-1])
+        flops += int(np.prod(sides, dtype=np.float64))
+        if flops > MAX_CIRCUIT_FLOPS:
+            break
+        try:
+            out[name] = combine(left.to(torch.float64), right.to(torch.float64))
+        except RuntimeError:  # the shapes do not multiply: no course model
+            continue
+    return out
 
 
 def answer_hash(answer: str) -> bytes:

@@ -14,10 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from autograder.exports.csv_safe import write_csv
-from autograder.exports.similarity import OVERALL, PairScore, Report
+from autograder.exports.similarity import OVERALL, Report
+from autograder.exports.similarity_scores import PairScore
 
-HEADER = ["rank", "cell", "student_a", "student_b", "similarity", "a_in_b", "b_in_a", "matched_tokens"]
-TOP_PAIRS = 50  # overall pairs listed on the page (the CSV has them all)
+HEADER = ["rank", "cell", "student_a", "student_b", "similarity", "raw_similarity", "a_in_b", "b_in_a", "raw_a_in_b",
+          "raw_b_in_a", "matched_fingerprints"]
+TOP_PAIRS = 50  # overall pairs listed on the page (the CSV has each row kind's Settings.max_pairs best)
 TOP_PER_CELL = 10  # pairs listed per cell on the page
 
 
@@ -35,7 +37,8 @@ def write_report(report: Report, out: Path, assignment: str = "a5") -> list[Path
 
 def _row(rank: int, p: PairScore) -> list:
     """One CSV row of a ranked pair."""
-    return [rank, p.cell, p.a, p.b, f"{p.similarity:.3f}", f"{p.a_in_b:.3f}", f"{p.b_in_a:.3f}", p.tokens]
+    return [rank, p.cell, p.a, p.b, f"{p.similarity:.3f}", f"{p.raw:.3f}", f"{p.a_in_b:.3f}", f"{p.b_in_a:.3f}",
+            f"{p.raw_a_in_b:.3f}", f"{p.raw_b_in_a:.3f}", p.matched]
 
 
 def _esc(text: str) -> str:
@@ -68,11 +71,12 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def _pair_rows(pairs: list[PairScore]) -> list[list[str]]:
-    return [[str(i), _esc(p.a), _esc(p.b), _pct(p.similarity), _pct(p.a_in_b), _pct(p.b_in_a), str(p.tokens)]
-            for i, p in enumerate(pairs, 1)]
+    return [[str(i), _esc(p.a), _esc(p.b), _pct(p.similarity), _pct(p.raw), _pct(p.a_in_b), _pct(p.b_in_a),
+             str(p.matched)] for i, p in enumerate(pairs, 1)]
 
 
-PAIR_HEAD = ["rank", "student a", "student b", "similarity", "a in b", "b in a", "matched tokens"]
+PAIR_HEAD = ["rank", "student a", "student b", "similarity (class-weighted)", "raw", "a in b", "b in a",
+             "matched fingerprints"]
 STYLE = """body{font-family:sans-serif;max-width:80rem;margin:1rem auto;padding:0 1rem;color:#111}
 table{border-collapse:collapse;margin:.5rem 0}th,td{border:1px solid #888;padding:.2rem .5rem;text-align:left}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:1rem}pre{background:#f4f4f4;padding:.5rem;overflow:auto;
@@ -85,7 +89,8 @@ def _with_code(report: Report, cell: str, ranked: list[PairScore]) -> list[str]:
     for i, p in enumerate(ranked, 1):
         if (slices := report.matches.get((cell, p.a, p.b))) is None:  # not among the top few
             continue
-        parts.append(f"<h3>{i}. {_esc(p.a)} and {_esc(p.b)}: {_pct(p.similarity)}</h3><div class='pair'>" +
+        parts.append(f"<h3>{i}. {_esc(p.a)} and {_esc(p.b)}: {_pct(p.similarity)} (raw {_pct(p.raw)})</h3>"
+                     "<div class='pair'>" +
                      "".join(f"<div><p>{_esc(who)}</p><pre>{_marked(report.code[(who, cell)], s)}</pre></div>"
                              for who, s in ((p.a, slices[0]), (p.b, slices[1]))) + "</div>")
     return parts
@@ -96,13 +101,18 @@ def page(report: Report, assignment: str) -> str:
     overall = report.ranked(OVERALL)
     parts = [f"<h1>Similarity of the students' code: {_esc(assignment)}</h1>",
              f"<p>{len(report.students)} students, {len(report.cells)} graded cells, "
-             f"{len(overall)} pairs sharing any code. <em>All code</em> compares every code cell of a student's "
-             "notebooks, tagged or not, with code in strings (exec, eval, compile, magics) unwrapped, statement by "
-             "statement, so moved, wrapped and reordered code still matches; each graded cell's own rows say where. "
-             "The release's code is left out; names, comments, strings and layout do not count, so renamed "
-             "variables still match. The code shown is each student's own statements. "
-             "<em>a in b</em> is the share of a's own code found in b's; <em>similarity</em> is the larger share. "
-             "A high score is a reason to read both submissions, not a verdict: short cells with one right "
+             f"{report.sharing.get(OVERALL, 0)} pairs sharing any code. <em>All code</em> compares every code cell "
+             "of a student's notebooks, tagged or not, with code in strings (exec, eval, compile, magics) unwrapped, "
+             "statement by statement, so moved, wrapped and reordered code still matches. A graded cell's rows "
+             "compare the code its answer runs: the cell, wherever else its answers are defined or changed, and the "
+             "helpers they call, in any cell. The base code (the release's, and any snippet you gave out) is left "
+             "out; names, comments, strings and layout do not count, so renamed variables still match. The code "
+             "shown is each student's own statements. <em>a in b</em> is the share of a's code (its fingerprints) "
+             "found in b's, each fingerprint weighed by how rare it is in the class (held by more than M students, "
+             "a fifth of the class and at most ten, it counts M/d): code much of the class shares, such as a "
+             "snippet from the forum, says little. "
+             "<em>raw</em> counts every fingerprint alike. <em>similarity</em> is the larger share; pairs are ranked "
+             "by it. A high score is a reason to read both submissions, not a verdict: short cells with one right "
              "answer look alike.</p>",
              "<h2>Skipped</h2>",
              _table(["student", "where", "reason"], [[_esc(s.student), _esc(s.where), _esc(s.reason)]

@@ -5,8 +5,8 @@ pygments, names, strings and comments folded, k-grams hashed); the release's k-g
 out as copydetect's boilerplate is, and a statement the release holds whole is left out. The
 statements' fingerprints are laid side by side in one document, a gap of ``k`` between two, so
 no k-gram spans two statements and none counts twice across a move: which cell a statement is
-in, and in what order, changes nothing. How much of a's code is in b's is copydetect's measure
-(the matched tokens over a's fingerprinted tokens), computed on the whole document.
+in, and in what order, changes nothing. ``similarity_scores`` counts the fingerprints two
+documents share; ``marks`` finds where, for the page.
 
 Python's ``hash`` of a k-gram is salted per process: a document's hashes compare only with
 hashes made in the same process or in a process forked from the same parent (every unit of a
@@ -14,13 +14,12 @@ step is), which ``autograder.exports.similarity`` arranges.
 """
 from __future__ import annotations
 
-import hashlib
 import io
 from dataclasses import dataclass, field
 
 import numpy as np
 from copydetect import CodeFingerprint
-from copydetect.utils import get_copied_slices, get_token_coverage
+from copydetect.utils import get_copied_slices
 
 
 def _print(text: str, k: int) -> CodeFingerprint:
@@ -49,31 +48,32 @@ class Document:
     text: str = ""  # the statements shown, in the student's order, a blank line between two
     # k-gram hash -> its starts in the laid-out document
     hash_idx: dict[int, np.ndarray] = field(default_factory=dict)
-    coverage: int = 0  # the student's fingerprinted tokens (copydetect's token_coverage, summed)
     # each statement's start in the laid-out filtered code
     filtered_at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # ... and in ``text``
     text_at: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     # each statement's copydetect offsets (filtered -> raw)
     offsets: list[np.ndarray] = field(default_factory=list)
-    key: str = ""  # a digest of the filtered statements, order aside: equal keys, equal scores
 
     @property
-    def hashes(self) -> set[int]:
-        """Every k-gram hash of the document."""
-        return set(self.hash_idx)
+    def size(self) -> int:
+        """The document's fingerprints (k-gram places)."""
+        return sum(len(where) for where in self.hash_idx.values())
 
 
-def document(statements: list[str], k: int, boilerplate: Boilerplate) -> Document:
+def document(statements: list[str], k: int, boilerplate: Boilerplate,
+             made: dict[str, CodeFingerprint] | None = None) -> Document:
     """The student's own statements (neither the release's whole nor a repeat), fingerprinted each
-    on its own and laid out in one document."""
+    on its own and laid out in one document; ``made`` keeps each statement's fingerprint for the
+    student's other documents (a cell's row repeats statements of the whole)."""
     kept, seen = [], set()
+    made = {} if made is None else made
     for text in statements:
         # too short for one k-gram (filtering only shortens), or a repeat
         if len(text) < k or text in seen:
             continue
         seen.add(text)
-        fp = _print(text, k)
+        fp = made[text] if text in made else made.setdefault(text, _print(text, k))
         # copydetect's boilerplate removal, with a set: the release's k-grams never count
         own = {h: where for h, where in fp.hash_idx.items() if h not in boilerplate.hashes}
         if own and fp.filtered_code not in boilerplate.statements:
@@ -88,12 +88,10 @@ def document(statements: list[str], k: int, boilerplate: Boilerplate) -> Documen
         text_at.append(sum(len(s) + 2 for s in shown))
         shown.append(text)
         doc.offsets.append(np.asarray(fp.offsets, dtype=np.int64).reshape(-1, 2))
-        doc.coverage += int(get_token_coverage(own, k, len(fp.filtered_code)))
         at += len(fp.filtered_code) + k  # a gap: no run of matches joins two statements
     doc.text = "\n\n".join(shown)
     doc.hash_idx = {h: np.asarray(v, dtype=np.int64) for h, v in starts.items()}
     doc.filtered_at, doc.text_at = np.asarray(filtered_at, dtype=np.int64), np.asarray(text_at, dtype=np.int64)
-    doc.key = hashlib.sha256("\0".join(sorted(fp.filtered_code for _, fp, _ in kept)).encode()).hexdigest()
     return doc
 
 
@@ -103,13 +101,6 @@ def _matched(a: Document, b: Document, k: int) -> np.ndarray:
     if not common:
         return np.zeros((2, 0), dtype=np.int64)
     return np.asarray(get_copied_slices(np.concatenate([a.hash_idx[h] for h in common]), k), dtype=np.int64)
-
-
-def overlap(a: Document, b: Document, k: int) -> tuple[int, float]:
-    """a's tokens found in b, and their share of a's own (copydetect's similarity of a to b)."""
-    runs = _matched(a, b, k)
-    tokens = int(np.sum(runs[1] - runs[0])) if runs.size else 0
-    return tokens, tokens / a.coverage if a.coverage else 0.0
 
 
 def marks(a: Document, b: Document, k: int) -> tuple[list[int], list[int]]:

@@ -22,10 +22,10 @@ def study():
 
 
 @pytest.mark.parametrize("variant", ["vanilla", "synthesizer"])
-@pytest.mark.parametrize("kind", ["mlp_permuted", "heads_permuted", "residual_permuted"])
+@pytest.mark.parametrize("kind", ["mlp_permuted", "heads_permuted", "all_permuted", "residual_permuted"])
 def test_a_function_preserving_copy_answers_as_the_original(study, reference, variant, kind):
-    """Does each copy the study calls function-preserving (units, heads or the residual stream reordered) give the
-    original's logits, with other weights?"""
+    """Does each copy the study calls function-preserving (units, heads, units with heads and each head's dimensions,
+    or the residual stream reordered) give the original's logits, with other weights?"""
     config = GPTConfig(vocab_size=30, block_size=16, n_layer=2, n_head=4, n_embd=32)
     torch.manual_seed(0)
     parts = StudentParts(reference)

@@ -6,11 +6,14 @@ grader's own path: the collect step's units make the prints, ``cohort_flags`` co
 """
 from __future__ import annotations
 
+import importlib.util
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 import torch
+from conftest import REPO
 
 from autograder.checks.run_files import RUN_FILES, RUN_LOGS, RUN_PARTS
 from autograder.collecting.cohort import collect_cohort
@@ -55,8 +58,23 @@ def _mlp_permuted(state: dict) -> dict:
     return state
 
 
+def _study():
+    """benchmarks/run_similarity.py, for its copies that compute the same function with other matrices."""
+    spec = importlib.util.spec_from_file_location("run_similarity", REPO / "benchmarks" / "run_similarity.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["run_similarity"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _all_permuted(state: dict) -> dict:
+    """The MLP's units, the heads and each head's dimensions reordered together (the smoke preset's 2 heads)."""
+    return _study()._all_permuted(state, torch.Generator().manual_seed(3), n_head=2)
+
+
 PERTURBATIONS = {"one value nudged by 1e-6, one line changed": _nudged, "noise on every weight": _noisy,
-                 "DataParallel names, half precision": _wrapped_half, "MLP units reordered": _mlp_permuted}
+                 "DataParallel names, half precision": _wrapped_half, "MLP units reordered": _mlp_permuted,
+                 "MLP units, heads and head dimensions reordered together": _all_permuted}
 
 
 def _copy_of(runs: Path, outputs: Path, change) -> None:
@@ -92,8 +110,24 @@ def test_a_perturbed_copy_of_a_classmates_runs_is_flagged_with_both_names(tmp_pa
                               "cara": tmp_path / "cara-outputs"}, gold)
     near = {(f.file, f.student, f.other): f.why for f in flags if f.why.startswith("near-copies")}
     assert set(near) == {(part.params, "ana", "cara") for part in RUN_PARTS}, near
-    assert all("weights: median cosine" in why for why in near.values())
+    assert all("weights: median cosine" in why and "circuits: median cosine" in why for why in near.values())
+    if how.endswith("reordered together"):  # other matrices, the same circuits
+        assert all("circuits: median cosine 1.000" in why for why in near.values()), near
     assert not [f for f in flags if {f.student, f.other} == {"ana", "ben"}]
+
+
+def test_a_mean_of_five_classmates_runs_is_flagged_naming_each_of_them(tmp_path, personal_smoke_runs, gold):
+    """Is a run whose params are the average of five classmates' (each under half alike to it) flagged against each
+    of the five, while the five, who trained their own, are flagged neither with each other nor as a mean?"""
+    five = ("ana", "ben", "dan", "eve", "gus")
+    (tmp_path / "fay-outputs").mkdir()
+    for part in RUN_PARTS:
+        states = [torch.load(personal_smoke_runs(s) / part.params, weights_only=True) for s in five]
+        torch.save(_study()._mean(states), tmp_path / "fay-outputs" / part.params)
+    flags = _flags(tmp_path, {**{s: personal_smoke_runs(s) for s in five}, "fay": tmp_path / "fay-outputs"}, gold)
+    means = {(f.file, f.student, f.other): f.why for f in flags}
+    assert set(means) == {(part.params, "fay", s) for part in RUN_PARTS for s in five}, means
+    assert all(why.startswith("close to the mean of 5 classmates' runs") for why in means.values())
 
 
 def test_a_copy_records_its_owners_personal_seed(tmp_path, personal_smoke_runs, gold):

@@ -6,8 +6,17 @@ import pickle
 
 import numpy as np
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from autograder.collecting.run_prints import answer_hash, hash_predictions, recorded_seed, sketch_params, trimmed
+from autograder.collecting.run_prints import (
+    SKETCH_WIDTH,
+    answer_hash,
+    hash_predictions,
+    recorded_seed,
+    sketch_params,
+    trimmed,
+)
 from course_lib.gpt.model import GPT, GPTConfig
 
 
@@ -68,3 +77,67 @@ def test_only_an_int_seed_is_taken_from_a_log(tmp_path):
         (tmp_path / name).write_text(text)
     assert [recorded_seed(tmp_path / n) for n in ("int", "bool", "text", "huge", "list", "junk")] == \
         [42, None, None, None, None, None]
+
+
+def _reordered(state: dict, n_head: int, generator: torch.Generator) -> dict:
+    """The MLP's units, the heads and each head's dimensions reordered together: the same function."""
+    state = dict(state)
+    for b in {k.split(".")[1] for k in state if k.startswith("blocks.")}:
+        units = torch.randperm(state[f"blocks.{b}.mlp.0.weight"].shape[0], generator=generator)
+        for name, rows in (("mlp.0.weight", units), ("mlp.0.bias", units)):
+            state[f"blocks.{b}.{name}"] = state[f"blocks.{b}.{name}"][rows]
+        state[f"blocks.{b}.mlp.2.weight"] = state[f"blocks.{b}.mlp.2.weight"][:, units]
+        hs = state[f"blocks.{b}.attn.proj.weight"].shape[0] // n_head
+        heads = torch.randperm(n_head, generator=generator).tolist()
+        scores, values = (torch.cat([h * hs + torch.randperm(hs, generator=generator) for h in heads]) for _ in "qv")
+        for name, rows in (("query", scores), ("key", scores), ("value", values)):
+            for kind in ("weight", "bias"):
+                state[f"blocks.{b}.attn.{name}.{kind}"] = state[f"blocks.{b}.attn.{name}.{kind}"][rows]
+        state[f"blocks.{b}.attn.proj.weight"] = state[f"blocks.{b}.attn.proj.weight"][:, values]
+    return state
+
+
+def test_circuits_ignore_the_order_of_units_heads_and_head_dimensions(tmp_path):
+    """Are a model's circuits the same when its MLP units, heads and each head's dimensions are reordered together
+    (most weight matrices then other), while another seed's model has other circuits, and is the sketch of an average
+    of models the average of their sketches?"""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=20, block_size=16, n_layer=2, n_head=2, n_embd=16))
+    x = torch.randint(0, 20, (2, 15))
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    reordered = _reordered(state, 2, torch.Generator().manual_seed(1))
+    model.eval()
+    expected = model(x)[0]
+    model.load_state_dict(reordered)
+    assert torch.allclose(model(x)[0], expected, atol=1e-5)  # the same function
+    for name, s in (("plain", state), ("reordered", reordered), ("other", _model_state(1)),
+                    ("mean", {k: (v + _model_state(1)[k]) / 2 for k, v in state.items()})):
+        torch.save(s, tmp_path / f"{name}.params")
+    plain, reordered, other, mean = (sketch_params(tmp_path / f"{n}.params")
+                                     for n in ("plain", "reordered", "other", "mean"))
+    assert len(plain.matrix(circuits=True)) == 2 * 3  # qk, ov and mlp of each block
+    weights, circuits = ([abs(a[k] @ b[k]) for k in a] for a, b in ((plain.matrix(), reordered.matrix()),
+                                                                    (plain.matrix(True), reordered.matrix(True))))
+    assert np.median(weights) < 0.5 and min(circuits) > 0.999
+    assert np.median([abs(plain.matrix(True)[k] @ other.matrix(True)[k]) for k in plain.matrix(True)]) < 0.5
+    assert all(np.allclose(mean.raw()[k], (plain.raw()[k] + other.raw()[k]) / 2, atol=1e-4) for k in plain.raw())
+
+
+NAMES = ("tok_emb.weight", "head.weight", *(f"blocks.{b}.{n}" for b in (0, 1, 7) for n in (
+    "attn.query.weight", "attn.key.weight", "attn.value.weight", "attn.proj.weight", "attn.w1.weight", "attn.w2",
+    "mlp.0.weight", "mlp.2.weight")))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(NAMES), st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(1, 3)),
+                       max_size=14))
+def test_any_params_of_the_models_names_sketch_or_have_none(tmp_path, shapes):
+    """Do tensors of any shapes under the course model's names (products that do not multiply, empty ones, three
+    dimensions) give a sketch of bounded size, or none, without raising?"""
+    state = {name: torch.randn(rows, cols) if dims == 2 else torch.randn(rows, cols, dims)
+             for name, (rows, cols, dims) in shapes.items()}
+    torch.save(state, tmp_path / "any.params")
+    found = sketch_params(tmp_path / "any.params")
+    if found is not None:
+        assert len(found.tensors) <= len(state) and len(found.circuits) <= 4 * 3
+        assert all(len(raw) == 4 * SKETCH_WIDTH for _, raw in (*found.tensors, *found.circuits))

@@ -3,14 +3,29 @@ work does not flood it, bad input is skipped."""
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from code_disguises import DISGUISES
 from conftest import SOLUTIONS
-from honest_code import CAROL, SCRATCH
-from similarity_cohorts import REFERENCE, RELEASE, answers, files, honest, moved, notebook, submit, wrapped
+from honest_code import CAROL, SCRATCH, SHARED_SNIPPET
+from similarity_cohorts import (
+    PART_ROWS,
+    REFERENCE,
+    RELEASE,
+    answers,
+    apart,
+    files,
+    honest,
+    moved,
+    notebook,
+    submit,
+    wrapped,
+    write_class,
+)
 
 from autograder.__main__ import main
 from autograder.exports.similarity import OVERALL, Settings, graded_cells, read_cells, release_of, similarity_report
@@ -95,9 +110,11 @@ def test_the_renamed_copy_ranks_at_the_top(report):
 
 def test_a_copy_moved_out_of_the_graded_cells_in_another_order_is_found(report):
     """Does dora (alice's answers in new untagged cells below the released ones, last first) score as a copy of alice
-    overall, though none of her graded cells holds any of it?"""
+    overall and on every graded cell's row, though none of her graded cells holds any of it?"""
     assert scores(report, OVERALL)[("alice", "dora")] > 0.95
-    assert not [p for p in report.pairs if p.cell != OVERALL and "dora" in (p.a, p.b)]
+    for grade_id in ("02-glue", "03-span-corruption", "05-synthesizer", "08-a-code", "08-b-code"):
+        assert scores(report, grade_id)[("alice", "dora")] > 0.95, grade_id
+        assert "NotImplementedError" not in report.code[("dora", grade_id)]  # the release's stub is no code of hers
 
 
 def test_a_copy_run_from_strings_is_found(report):
@@ -127,6 +144,58 @@ def test_honest_students_with_the_same_short_answers_rank_below_every_copy(tmp_p
     assert min(overall[("ida", "kim")], overall[("jon", "lee")]) > 0.95
     assert not [p for p in report.pairs if p.cell in ("07-a-code", "07-b-code", "07-c-code", "07-d-code")
                 and {p.a, p.b} <= set(cohort)]
+
+
+@pytest.fixture(scope="module")
+def a_class(tmp_path_factory):
+    """Twelve honest students, each part written one of six ways, four of them sharing one cell verbatim (a study
+    group's), and a copy of ten of them, each disguised one way; the report with the snippet unknown, and with it
+    given as base code."""
+    root = tmp_path_factory.mktemp("class")
+    members = write_class(root / "submitted", 12, 4, DISGUISES, seed=0)
+    (root / "snippet.py").write_text(SHARED_SNIPPET, encoding="utf-8")
+    settings = Settings(max_pairs=10 ** 6)
+    return members, similarity_report(root / "submitted", RELEASE, settings=settings), similarity_report(
+        root / "submitted", RELEASE, settings=settings, base=(root / "snippet.py",))
+
+
+def _apart_pairs(members, grade_id=None) -> list[tuple[str, str]]:
+    return [(a, b) for a, b in itertools.combinations(sorted(members), 2) if apart(members[a], members[b], grade_id)]
+
+
+def _copy_pair(members, kind: str) -> tuple[str, str]:
+    return tuple(sorted((f"copy-{kind}", members[f"copy-{kind}"].copy_of)))
+
+
+def test_in_a_class_sharing_a_snippet_every_disguised_copy_ranks_above_every_honest_pair(a_class):
+    """Does every disguised copy (renamed, reordered, dead code, comments, loops rewritten, a helper extracted, cells
+    split, moved, mixed two ways) rank above every honest pair that wrote every part apart, the study group's pairs
+    included, by the class-weighted score, with the raw score beside it; and does giving the snippet as base code take
+    it out?"""
+    members, report, based = a_class
+    overall = {(p.a, p.b): p for p in report.ranked(OVERALL)}
+    honest_pairs = _apart_pairs(members)
+    group = [pair for pair in honest_pairs if members[pair[0]].snippet and members[pair[1]].snippet]
+    assert group  # the study group holds honest pairs that wrote everything else apart
+    top = max(overall[pair].similarity for pair in honest_pairs if pair in overall)
+    for kind in DISGUISES:
+        found = overall[_copy_pair(members, kind)]
+        assert found.similarity > top, (kind, found, top)
+        assert 0 < found.raw <= 1 and found.matched > 0
+    shared = {(p.a, p.b): p for p in based.ranked(OVERALL)}
+    assert all(shared.get(pair) is None or shared[pair].raw < overall[pair].raw for pair in group)
+
+
+def test_every_copy_is_seen_on_the_rows_of_the_parts_it_copied(a_class):
+    """On each graded cell's row (the code its answer runs, wherever it stands), does every copy, the mixed ones whose
+    code moved into helpers and into the cell after it included, score above every honest pair that wrote that part
+    apart?"""
+    members, report, _ = a_class
+    for cell in PART_ROWS:
+        row = {(p.a, p.b): p.similarity for p in report.ranked(cell)}
+        top = max((row.get(pair, 0.0) for pair in _apart_pairs(members, cell)), default=0.0)
+        for kind in DISGUISES:
+            assert row.get(_copy_pair(members, kind), 0.0) > top, (cell, kind, top)
 
 
 def test_blank_starter_code_makes_no_pair_similar(report, cohort, tmp_path):
@@ -206,8 +275,10 @@ def test_the_command_writes_the_csv_and_the_page(cohort, tmp_path, capsys):
     """Does `python -m autograder similarity` write similarity.csv (overall then per cell, ranked) and the page?"""
     assert main(["similarity", str(cohort), "--out", str(tmp_path / "out")]) == 0
     rows = list(csv.DictReader(open(tmp_path / "out" / "similarity.csv", encoding="utf-8")))
-    assert (rows[0]["cell"], rows[0]["rank"], rows[0]["student_a"], rows[0]["student_b"]) == (
-        OVERALL, "1", "alice", "bob")
+    copies = {"alice", "bob", "dora", "ezra"}  # alice and her copies: each pair 0.95 or more
+    assert (rows[0]["cell"], rows[0]["rank"]) == (OVERALL, "1")
+    assert {rows[0]["student_a"], rows[0]["student_b"]} <= copies
+    assert float(rows[0]["similarity"]) > 0.95 and float(rows[0]["raw_similarity"]) > 0.95
     cells = [r["cell"] for r in rows]
     assert cells.index("03-span-corruption") > cells.index(OVERALL)
     skipped = list(csv.DictReader(open(tmp_path / "out" / "skipped.csv", encoding="utf-8")))

@@ -71,7 +71,8 @@ def _collect_rows(submitted: Path, dest: Path):
 
 def _similarity_rows(submitted: Path) -> tuple[set, list]:
     report = similarity_report(submitted, RELEASE)
-    honest = [(p.cell, p.a, p.b, round(p.a_in_b, 9), round(p.b_in_a, 9), p.tokens) for p in report.pairs
+    # the raw shares: the class-weighted ones weigh each fingerprint by how many classmates hold it, by design
+    honest = [(p.cell, p.a, p.b, round(p.raw_a_in_b, 9), round(p.raw_b_in_a, 9), p.matched) for p in report.pairs
               if {p.a, p.b} <= set(HONEST)]
     return set(report.students) | {s.student for s in report.skipped}, honest
 
