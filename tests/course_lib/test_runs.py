@@ -46,7 +46,7 @@ def test_smoke_runs_end_to_end_write_predictions_that_score(smoke_outputs, world
 
 def test_finetune_with_pretrain_needs_the_pretrained_params(tmp_path, world_dir, reference):
     """Does finetuning after pretraining say which run to do first when its params are missing?"""
-    with pytest.raises(RunError, match="_pretrain run first"):
+    with pytest.raises(RunError, match="vanilla.pretrain.params not found: run vanilla_pretrain first"):
         run("vanilla_finetune_with_pretrain", reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path)
 
 
@@ -109,7 +109,7 @@ def test_a_run_says_its_steps_time_and_what_the_preset_replaced():
 
     first, replaced, why = plan_lines(_handout_plan("cpu"))
     assert first == ("vanilla_pretrain: 9,300 training steps (300 epochs of 31 batches), about 4 min on a 2-core "
-                     "laptop CPU")
+                     "laptop CPU (a first guess: it measures its own rate as it goes)")
     assert replaced.startswith("  for this run the cpu preset replaces what your pretrain returned: max_epochs 650 -> "
                                "300, batch_size 128 -> 16, learning_rate 0.006 -> 0.002")
     assert "num_workers 4 -> 0" in replaced and "lr_decay" not in replaced  # only what changed
@@ -133,10 +133,13 @@ def test_durations_read_roughly():
         ["under a minute", "under a minute", "about 4 min", "about 89 min", "about 2.6 hours"]
 
 
-def test_a_run_prints_its_plan_before_training(tmp_path, world_dir, reference, capsys):
-    """Is the plan the first thing a training run prints, before its progress bar and its training?"""
+def test_a_run_prints_its_threads_and_plan_before_training(tmp_path, world_dir, reference, capsys, monkeypatch):
+    """Are the threads it trains on the first thing a training run prints, then its plan, before its progress bar
+    and its training?"""
+    monkeypatch.setenv("COURSE_THREADS", "1")
     run("vanilla_finetune_without_pretrain", reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path,
         progress=False)
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "vanilla_finetune_without_pretrain: 4 training steps (the smoke preset stops it there)"
-    assert out[1].startswith("  for this run the smoke preset replaces what your finetune returned: max_epochs 75 -> 1")
+    assert out[0] == "vanilla_finetune_without_pretrain: training on 1 CPU thread (COURSE_THREADS=1)"
+    assert out[1] == "vanilla_finetune_without_pretrain: 4 training steps (the smoke preset stops it there)"
+    assert out[2].startswith("  for this run the smoke preset replaces what your finetune returned: max_epochs 75 -> 1")
