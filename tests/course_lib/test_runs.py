@@ -143,3 +143,70 @@ def test_a_run_prints_its_threads_and_plan_before_training(tmp_path, world_dir, 
     assert out[0] == "vanilla_finetune_without_pretrain: training on 1 CPU thread (COURSE_THREADS=1)"
     assert out[1] == "vanilla_finetune_without_pretrain: 4 training steps (the smoke preset stops it there)"
     assert out[2].startswith("  for this run the smoke preset replaces what your finetune returned: max_epochs 75 -> 1")
+
+
+def _pretrain_command(out_dir, world_dir, *extra) -> list[str]:
+    """`python -m course_lib run vanilla_pretrain` on the smoke model for 40 epochs, one thread, a checkpoint at every
+    epoch's end."""
+    import sys
+
+    return [sys.executable, "-m", "course_lib", "run", "vanilla_pretrain", "--notebooks", str(SOLUTIONS),
+            "--preset", "smoke", "--set", "pretrain.max_epochs=40", "--set", "pretrain.max_steps=None", "--seed", "7",
+            "--data-dir", str(world_dir), "--out-dir", str(out_dir), "--quiet", *extra]
+
+
+def test_a_pretraining_killed_mid_run_resumes_and_reaches_the_same_params(tmp_path, world_dir):
+    """Killed (SIGKILL) once it has saved a checkpoint, does a pretraining's rerun resume from there and write the
+    params an uninterrupted run writes, and does its log say it stopped short meanwhile?"""
+    import os
+    import subprocess
+    import time
+
+    import torch
+
+    env = dict(os.environ, COURSE_THREADS="1", COURSE_CHECKPOINT_SECONDS="0")
+    whole = subprocess.run(_pretrain_command(tmp_path / "whole", world_dir), env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert whole.returncode == 0, whole.stderr
+    killed = tmp_path / "killed"
+    process = subprocess.Popen(_pretrain_command(killed, world_dir), env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not (killed / "checkpoints" / "vanilla_pretrain.pt").is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    assert not (killed / "vanilla.pretrain.params").exists()
+    stopped = json.loads((killed / "vanilla_pretrain.json").read_text())
+    assert stopped["completed"] is False and stopped["steps"] == 40 * 16
+    again = subprocess.run(_pretrain_command(killed, world_dir), env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "vanilla_pretrain: resuming at step " in again.stdout
+    assert not (killed / "checkpoints" / "vanilla_pretrain.pt").exists()  # the run is done: its params are the record
+    params = [torch.load(folder / "vanilla.pretrain.params", weights_only=True) for folder in (tmp_path / "whole",
+                                                                                               killed)]
+    assert params[0].keys() == params[1].keys() and all(torch.equal(params[0][k], params[1][k]) for k in params[0])
+    assert json.loads((killed / "vanilla_pretrain.json").read_text())["completed"] is True
+
+
+def test_a_finished_run_is_kept_until_its_code_data_or_seed_change(tmp_path, world_dir, reference, capsys,
+                                                                    monkeypatch):
+    """Run again with the same code, data, preset and seed, is a done pretraining (and the finetune after it) kept
+    with its files, and trained again with another seed, once its params file changed, or when asked afresh?"""
+    monkeypatch.setenv("COURSE_THREADS", "1")
+    runs = ("vanilla_pretrain", "vanilla_finetune_with_pretrain")
+    first = [run(name, reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False)
+             for name in runs]
+    capsys.readouterr()
+    again = [run(name, reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False)
+             for name in runs]
+    out = capsys.readouterr().out.splitlines()
+    assert [r.kept for r in again] == [True, True] and [r.history for r in again] == [r.history for r in first]
+    assert out[0].startswith("vanilla_pretrain: done already (") and "kept vanilla.pretrain.params" in out[0]
+    assert len(out) == 2
+    assert not run("vanilla_pretrain", reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, seed=1,
+                   progress=False).kept
+    assert not run(runs[1], reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False).kept
+    assert run(runs[1], reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False).kept
+    assert not run(runs[1], reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False,
+                   fresh=True).kept

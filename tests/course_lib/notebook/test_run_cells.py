@@ -143,3 +143,73 @@ def test_each_run_that_would_lose_the_points_is_named_in_80_characters(trained, 
     assert _said(DEV_RUN).startswith("Check failed: retrain: vanilla.model.params changed after finetuning wrote it")
     (trained / f"{FINETUNE}.json").unlink()
     assert _said(DEV_RUN).startswith("Check failed: retrain: finetuning left no run log")
+
+
+def _validate_02(folder, monkeypatch, world_dir, graded: str) -> dict:
+    """nbgrader's Validate of ``folder``'s 02 notebook, its kernel in a course that grades ``graded``."""
+    from nbgrader.validator import Validator
+
+    for key, value in dict(COURSE_PRESET="smoke", COURSE_GRADED_PRESET=graded, COURSE_DATA_DIR=str(world_dir),
+                           COURSE_OUT_DIR=str(folder / "outputs")).items():
+        monkeypatch.setenv(key, value)
+    return Validator().validate(str(folder / "02_finetune_without_pretraining.ipynb"))
+
+
+def test_validate_passes_on_runs_of_this_code_and_names_older_code(tmp_path, monkeypatch, world_dir, smoke_runs):
+    """In nbgrader's Validate (a fresh kernel), do runs trained elsewhere by the notebook's code pass, and does a
+    statement changed in train() since name the run to redo in the error's first 80 characters?"""
+    import nbformat
+
+    from course_lib.layout import SOLUTIONS_DIR
+
+    notebook = "02_finetune_without_pretraining.ipynb"
+    shutil.copy(SOLUTIONS_DIR / notebook, tmp_path / notebook)
+    shutil.copytree(smoke_runs, tmp_path / "outputs")
+    assert _validate_02(tmp_path, monkeypatch, world_dir, "smoke") == {}
+
+    nb = nbformat.read(tmp_path / notebook, as_version=4)
+    glue = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "02-glue")
+    assert "    trainer.train()\n" in glue.source
+    glue.source = glue.source.replace("    trainer.train()\n", "    history = trainer.train()\n")  # same behaviour
+    nbformat.write(nb, tmp_path / notebook)
+    failed = _validate_02(tmp_path, monkeypatch, world_dir, "smoke")["failed"]
+    said = [f["raw_error"].splitlines()[0][:80] for f in failed]  # the dev and test cells
+    assert len(said) == 2 and all(s.startswith("Check failed: retrain: finetuning ran older code of train;")
+                                  for s in said), said
+
+
+def test_a_kernel_shows_each_run_warning_in_one_line(trained, world_dir, tmp_path_factory):
+    """In a real kernel, does each run that would lose the points (another preset, stopped short, other data, params
+    changed after it, no log) fail its cell with one line, the fix and the run within its first 80 characters?"""
+    import nbformat
+    from notebook_client import notebook_client
+
+    from course_lib.world import write_world
+
+    cases = tmp_path_factory.mktemp("cases")
+    other = cases / "other" / "world"
+    write_world(other, 1)
+    for case in ("preset", "stopped", "data", "params", "log"):
+        shutil.copytree(trained, cases / case)
+    _edit_log(cases / "stopped", FINETUNE, completed=False, steps=300)
+    (cases / "params" / "vanilla.model.params").write_bytes(b"not these params")
+    (cases / "log" / f"{FINETUNE}.json").unlink()
+    expected = {
+        "preset": ("cpu", world_dir, "retrain with cpu: finetuning used the smoke preset"),
+        "stopped": ("smoke", world_dir, "finish training: finetuning stopped at step 4 of 300"),
+        "data": ("smoke", other, "retrain: finetuning read other data than world/ (wiki.txt)"),
+        "params": ("smoke", world_dir, "retrain: vanilla.model.params changed after finetuning wrote it"),
+        "log": ("smoke", world_dir, "retrain: finetuning left no run log"),
+    }
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from pathlib import Path\nfrom course_lib.notebook import env\nfrom course_lib.notebook.run_cells import "
+        "check_run")]
+    nb.cells += [nbformat.v4.new_code_cell(
+        f"env.OUT_DIR, env.DATA_DIR, env.GRADED_PRESET = Path({str(cases / case)!r}), Path({str(data)!r}), {graded!r}\n"
+        f"check_run({DEV_RUN!r})") for case, (graded, data, _) in expected.items()]
+    notebook_client(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    for cell, (case, (_, _, said)) in zip(nb.cells[1:], expected.items()):
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert len(errors) == 1 and len(errors[0].traceback) == 1, (case, cell.outputs)
+        assert errors[0].traceback[0][:80].startswith(f"Check failed: {said}"), (case, errors[0].traceback)
