@@ -13,7 +13,9 @@ Settings come from the environment; the defaults are what `make hub` and tools/h
     HUB_STUDENTS              the students' user names, space-separated    student1 student2
     HUB_EXCHANGE              nbgrader's exchange root                     /srv/nbgrader/exchange
     HUB_DATA                  the course world students read               /srv/attention-course/data
-    COURSE_PRESET             the preset students train with               cpu
+    COURSE_PRESET             the preset students train with (and graded)  cpu
+    HUB_CPU_LIMIT             CPUs a student's server may use at most      2
+    HUB_MEM_LIMIT             memory a student's server may use at most    4G
 """
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ import importlib.util
 import os
 import pwd
 import re
+import signal
 import sys
+import time
 from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
@@ -92,23 +96,120 @@ c.PAMAuthenticator.open_sessions = False
 c.Authenticator.admin_users = set()
 
 
+# --- each student's share of the machine ---
+STUDENT_CPUS = float(setting("HUB_CPU_LIMIT", "2"))  # a student alone trains as fast as on a 2-core laptop
+STUDENT_MEMORY = setting("HUB_MEM_LIMIT", "4G")  # as JupyterHub writes sizes; room for a kernel's cpu-preset training
+CGROUPS = Path("/sys/fs/cgroup")
+SHARES = "attention-hub"  # the cgroup that holds each student server's cgroup
+
+
+class ServerShare:
+    """A student server's cgroup: at most ``cpus`` CPUs (cpu.max, or v1's cfs quota) and ``memory`` bytes
+    (memory.max, or v1's limit), for the server and everything it starts (kernels, their training). Sibling cgroups
+    share the CPUs fairly under contention, however many processes each runs; the course's training threads
+    follow the quota (course_lib.gpt.cpu_share). Made by the hub (root) before the server starts; the server enters
+    it before it drops to its user, so nothing it starts can leave; emptied and removed when the server stops."""
+
+    def __init__(self, name: str, cpus: float, memory: int, root: Path = CGROUPS):
+        self.name, self.cpus, self.memory, self.root = name, cpus, memory, root
+        self.folders: list[Path] = []
+
+    def _limits(self) -> list[tuple[Path, dict[str, str]]]:
+        quota = str(int(self.cpus * 100_000))
+        if (self.root / "cgroup.controllers").is_file():  # v2: one hierarchy, cpu and memory enabled down to it
+            for parent in (self.root, self.root / SHARES):
+                parent.mkdir(exist_ok=True)
+                _write(parent / "cgroup.subtree_control", "+cpu +memory")
+            return [(self.root / SHARES / self.name, {"cpu.max": f"{quota} 100000", "memory.max": str(self.memory),
+                                                       "memory.swap.max": "0"})]
+        return [(self.root / "cpu" / SHARES / self.name, {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": quota}),
+                (self.root / "memory" / SHARES / self.name, {"memory.limit_in_bytes": str(self.memory)})]
+
+    def make(self) -> bool:
+        """Make the cgroup and set its limits; False (nothing made) where cgroups are not writable."""
+        try:
+            for folder, limits in self._limits():
+                folder.mkdir(parents=True, exist_ok=True)
+                self.folders.append(folder)
+                for name, value in limits.items():
+                    _write(folder / name, value)
+        except OSError:
+            self.folders = []
+        return bool(self.folders)
+
+    def enter(self) -> None:
+        """Put the calling process in the cgroup (the server, in its preexec, as root)."""
+        for folder in self.folders:
+            (folder / "cgroup.procs").write_text(str(os.getpid()))
+
+    def remove(self) -> None:
+        """Kill what the server left running in it (a kernel, its training), then remove it."""
+        for _ in range(50):
+            left = {int(p) for folder in self.folders for p in _read(folder / "cgroup.procs").split()}
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        for folder in self.folders:
+            try:
+                folder.rmdir()
+            except OSError:
+                pass  # still busy, or gone: the next start of this server reuses it
+
+
+def _write(path: Path, value: str) -> None:
+    try:
+        path.write_text(value)
+    except OSError:
+        pass  # a controller file this kernel lacks: the other limits still apply
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
 # --- how servers start ---
 class CourseSpawner(LocalProcessSpawner):
-    """LocalProcessSpawner that starts the server in its notebook_dir rather than the home folder.
+    """LocalProcessSpawner that starts the server in its notebook_dir rather than the home folder, and a student's
+    in a cgroup of its own (``ServerShare``: the spawner's cpu_limit and mem_limit, enforced).
 
     nbgrader reads the course's relative paths (its gradebook, "sqlite:///gradebook.db") against the working
     folder: in the home folder formgrader would open an empty gradebook there instead of the course's."""
 
+    share: ServerShare | None = None
+
     def make_preexec_fn(self, name):
         become_user = super().make_preexec_fn(name)  # drops to the user and enters their home
         folder = self.notebook_dir
+        self.share = None
+        if self.cpu_limit or self.mem_limit:
+            share = ServerShare(name, self.cpu_limit or os.cpu_count(), self.mem_limit or 2 ** 62)
+            if share.make():
+                self.share = share
+            else:
+                self.log.warning("no cgroup for %s's server (cgroups are not writable here): its CPU and memory "
+                                 "limits are not enforced", name)
 
         def preexec():
+            if self.share is not None:
+                self.share.enter()
             become_user()
             if folder:
                 os.chdir(folder)
 
         return preexec
+
+    async def stop(self, now=False):
+        await super().stop(now=now)
+        if self.share is not None:
+            self.share.remove()
 
 
 def by_role(spawner) -> None:
@@ -123,6 +224,10 @@ def by_role(spawner) -> None:
     if role == "instructor":
         # formgrader wants the course folder as the server's root, and the instructor works in it
         spawner.notebook_dir = environment["COURSE_ROOT"] = f"{home}/{COURSE_FOLDER}"
+    else:
+        # a student's share of the machine, enforced by CourseSpawner; JupyterHub passes it on as CPU_LIMIT and
+        # MEM_LIMIT too (the instructor's server, which may grade, has none)
+        spawner.cpu_limit, spawner.mem_limit = STUDENT_CPUS, STUDENT_MEMORY
     spawner.environment = environment
 
 
@@ -143,8 +248,9 @@ c.Spawner.environment = {
     "COURSE_EXCHANGE": setting("HUB_EXCHANGE", "/srv/nbgrader/exchange"),
     # the course world every notebook reads (the default would write one into the read-only course repository)
     "COURSE_DATA_DIR": setting("HUB_DATA", "/srv/attention-course/data"),
-    # the preset the course trains with: the grader decodes params with the same one
+    # the preset the course trains with: the grader decodes params with the same one, and Validate holds runs to it
     "COURSE_PRESET": setting("COURSE_PRESET", "cpu"),
+    "COURSE_GRADED_PRESET": setting("COURSE_PRESET", "cpu"),
 }
 # JupyterHub would pass its own PATH and a few more from root's environment: everything a server needs is above
 c.Spawner.env_keep = ["LANG", "LC_ALL"]
