@@ -23,9 +23,7 @@ import importlib.util
 import os
 import pwd
 import re
-import signal
 import sys
-import time
 from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
@@ -99,107 +97,49 @@ c.Authenticator.admin_users = set()
 # --- each student's share of the machine ---
 STUDENT_CPUS = float(setting("HUB_CPU_LIMIT", "2"))  # a student alone trains as fast as on a 2-core laptop
 STUDENT_MEMORY = setting("HUB_MEM_LIMIT", "4G")  # as JupyterHub writes sizes; room for a kernel's cpu-preset training
-CGROUPS = Path("/sys/fs/cgroup")
-SHARES = "attention-hub"  # the cgroup that holds each student server's cgroup
+STUDENT_PROCESSES = 1024  # processes and threads of a student's server, kernels included: no fork bomb takes the hub
 
 
-class ServerShare:
-    """A student server's cgroup: at most ``cpus`` CPUs (cpu.max, or v1's cfs quota) and ``memory`` bytes
-    (memory.max, or v1's limit), for the server and everything it starts (kernels, their training). Sibling cgroups
-    share the CPUs fairly under contention, however many processes each runs; the course's training threads
-    follow the quota (course_lib.gpt.cpu_share). Made by the hub (root) before the server starts; the server enters
-    it before it drops to its user, so nothing it starts can leave; emptied and removed when the server stops."""
+def server_share(spawner):
+    """A cgroup for a student's server: at most its spawner's cpu_limit CPUs and mem_limit bytes, and
+    STUDENT_PROCESSES, for the server and everything it starts (kernels, their training); None where cgroups are not
+    writable. It is the grader's kind (autograder.confinement.cgroups), under the same parent: sibling cgroups share
+    the CPUs fairly under contention however many processes each runs, the course's training threads follow its
+    quota (course_lib.gpt.cpu_share), and one a dead hub left empty is removed with the grader's orphans."""
+    from autograder.confinement.cgroups import Cgroup, cgroup_layout
+    from autograder.confinement.limits import Limits
 
-    def __init__(self, name: str, cpus: float, memory: int, root: Path = CGROUPS):
-        self.name, self.cpus, self.memory, self.root = name, cpus, memory, root
-        self.folders: list[Path] = []
-
-    def _limits(self) -> list[tuple[Path, dict[str, str]]]:
-        quota = str(int(self.cpus * 100_000))
-        if (self.root / "cgroup.controllers").is_file():  # v2: one hierarchy, cpu and memory enabled down to it
-            for parent in (self.root, self.root / SHARES):
-                parent.mkdir(exist_ok=True)
-                _write(parent / "cgroup.subtree_control", "+cpu +memory")
-            return [(self.root / SHARES / self.name, {"cpu.max": f"{quota} 100000", "memory.max": str(self.memory),
-                                                       "memory.swap.max": "0"})]
-        return [(self.root / "cpu" / SHARES / self.name, {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": quota}),
-                (self.root / "memory" / SHARES / self.name, {"memory.limit_in_bytes": str(self.memory)})]
-
-    def make(self) -> bool:
-        """Make the cgroup and set its limits; False (nothing made) where cgroups are not writable."""
-        try:
-            for folder, limits in self._limits():
-                folder.mkdir(parents=True, exist_ok=True)
-                self.folders.append(folder)
-                for name, value in limits.items():
-                    _write(folder / name, value)
-        except OSError:
-            self.folders = []
-        return bool(self.folders)
-
-    def enter(self) -> None:
-        """Put the calling process in the cgroup (the server, in its preexec, as root)."""
-        for folder in self.folders:
-            (folder / "cgroup.procs").write_text(str(os.getpid()))
-
-    def remove(self) -> None:
-        """Kill what the server left running in it (a kernel, its training), then remove it."""
-        for _ in range(50):
-            left = {int(p) for folder in self.folders for p in _read(folder / "cgroup.procs").split()}
-            if not left:
-                break
-            for pid in left:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.1)
-        for folder in self.folders:
-            try:
-                folder.rmdir()
-            except OSError:
-                pass  # still busy, or gone: the next start of this server reuses it
-
-
-def _write(path: Path, value: str) -> None:
+    if cgroup_layout() is None:
+        return None
+    limits = Limits(memory_mb=int(spawner.mem_limit) // 2 ** 20, max_processes=STUDENT_PROCESSES,
+                    cpus=spawner.cpu_limit)
     try:
-        path.write_text(value)
+        return Cgroup(limits)
     except OSError:
-        pass  # a controller file this kernel lacks: the other limits still apply
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
+        return None
 
 
 # --- how servers start ---
 class CourseSpawner(LocalProcessSpawner):
     """LocalProcessSpawner that starts the server in its notebook_dir rather than the home folder, and a student's
-    in a cgroup of its own (``ServerShare``: the spawner's cpu_limit and mem_limit, enforced).
+    in a cgroup of its own (``server_share``: the spawner's cpu_limit and mem_limit, enforced).
 
     nbgrader reads the course's relative paths (its gradebook, "sqlite:///gradebook.db") against the working
     folder: in the home folder formgrader would open an empty gradebook there instead of the course's."""
 
-    share: ServerShare | None = None
+    share = None  # the student server's cgroup while it runs
 
     def make_preexec_fn(self, name):
         become_user = super().make_preexec_fn(name)  # drops to the user and enters their home
         folder = self.notebook_dir
-        self.share = None
-        if self.cpu_limit or self.mem_limit:
-            share = ServerShare(name, self.cpu_limit or os.cpu_count(), self.mem_limit or 2 ** 62)
-            if share.make():
-                self.share = share
-            else:
-                self.log.warning("no cgroup for %s's server (cgroups are not writable here): its CPU and memory "
-                                 "limits are not enforced", name)
+        self.share = server_share(self) if self.cpu_limit and self.mem_limit else None
+        if self.cpu_limit and self.share is None:
+            self.log.warning("no cgroup for %s's server (cgroups are not writable here): its CPU and memory limits "
+                             "are not enforced", name)
 
         def preexec():
             if self.share is not None:
-                self.share.enter()
+                self.share.enter()  # as root, before the server drops to its user: nothing it starts can leave
             become_user()
             if folder:
                 os.chdir(folder)
@@ -209,7 +149,8 @@ class CourseSpawner(LocalProcessSpawner):
     async def stop(self, now=False):
         await super().stop(now=now)
         if self.share is not None:
-            self.share.remove()
+            self.share.kill()  # what the server left running (a kernel, its training), then the cgroup
+            self.share = None
 
 
 def by_role(spawner) -> None:

@@ -141,18 +141,19 @@ def test_student_reads_nothing_of_the_checkout_or_the_instructors_folder(hub, pe
 
 @pytest.mark.parametrize("student", STUDENTS)
 def test_student_server_runs_in_its_own_share_of_the_machine(hub, people, student):
-    """Does each student's server run in a cgroup of its own, capped at the hub's CPU and memory share (2 CPUs, 4G by
-    default), told so in CPU_LIMIT and MEM_LIMIT, so that the course's training threads read that share?"""
+    """Does each student's server (not the instructor's) run in a cgroup of its own, capped at the hub's CPU and memory
+    share (2 CPUs, 4G by default), told so in CPU_LIMIT and MEM_LIMIT, so that the course's training threads read
+    that share?"""
     from course_lib.gpt.cpu_share import cgroup_quota
 
     servers = _servers_of(student)
     assert servers
     for _, environ, pid in servers:
         groups = Path(f"/proc/{pid}/cgroup").read_text()
-        assert f"attention-hub/{student}\n" in groups, groups
+        assert "/course-grader/job-" in groups, groups
         assert cgroup_quota(Path(f"/proc/{pid}/cgroup")) == 2.0
         assert float(environ["CPU_LIMIT"]) == 2.0 and int(environ["MEM_LIMIT"]) == 4 * 2 ** 30
-    assert all(f"attention-hub/{INSTRUCTOR}" not in Path(f"/proc/{pid}/cgroup").read_text()
+    assert all("/course-grader/" not in Path(f"/proc/{pid}/cgroup").read_text()
                for _, _, pid in _servers_of(INSTRUCTOR))
 
 
