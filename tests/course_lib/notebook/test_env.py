@@ -197,3 +197,17 @@ def test_a_training_cell_in_a_cgroup_of_one_cpu_trains_on_one_thread(tmp_path, w
     finally:
         group.kill()
     assert line.startswith("vanilla_finetune_without_pretrain: training on 1 CPU thread (this server's share: 1 CPU")
+
+
+def test_a_kernel_outside_the_checkout_writes_its_world_beside_its_notebooks(monkeypatch, tmp_path):
+    """Started in a folder of notebooks copied out of the checkout, does a kernel's env write the world into that
+    folder's data/world, not into the checkout?"""
+    monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    try:
+        copied = importlib.reload(env)
+        world = tmp_path / "data" / "world"
+        assert copied.DATA_DIR == world and copied.ensure_data() == world and (world / "wiki.txt").is_file()
+    finally:
+        monkeypatch.undo()
+        importlib.reload(env)
