@@ -19,7 +19,9 @@ pretraining, finetuning and both answer runs), alone and then beside ``--busy`` 
 each (``python -c 'while True: pass'``): the wall time of each, and how many times longer beside them. Issue 51's
 bar: at most 3 times.
 
-Every measurement prints the load average first: on a machine others share, "alone" is only as alone as they let it.
+Every process starts in a session of its own, as Jupyter starts kernels and a desktop its programs: where Linux
+groups the scheduling by session (autogroup), the CPUs are shared between sessions first. Every measurement prints
+the load average first: on a machine others share, "alone" is only as alone as they let it.
 """
 from __future__ import annotations
 
@@ -71,8 +73,9 @@ def start_students(commands: list[list[str]], env: dict[str, str], cgroup_cpus: 
             from autograder.confinement.limits import Limits
 
             group = Cgroup(Limits(memory_mb=4096, max_processes=4096, cpus=cgroup_cpus))
+        # a session of its own, as Jupyter starts each kernel: Linux's autogroup shares the CPUs between sessions
         process = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, preexec_fn=group.enter if group else None)
+                                   text=True, preexec_fn=group.enter if group else None, start_new_session=True)
         started.append((process, group))
     return started
 
@@ -118,7 +121,8 @@ def class_round(k: int, threads: str, args, world: Path, tmp: Path) -> None:
 
 def busy_round(notebook: str, threads: str, busy: int, world: Path, tmp: Path) -> float:
     out = tmp / f"busy-{notebook}-{threads}-{busy}"
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+             for _ in range(busy)]
     try:
         time.sleep(0.5 if busy else 0)
         print(f"  load {load()}", flush=True)
