@@ -44,9 +44,10 @@ def _run(args: argparse.Namespace) -> int:
     for name in args.names:
         result = runs.run(
             name, args.notebooks, preset=preset, data_dir=args.data_dir, out_dir=args.out_dir,
-            seed=seed, device=args.device, progress=not args.quiet, num_threads=args.threads,
+            seed=seed, device=args.device, progress=not args.quiet, num_threads=args.threads, fresh=args.fresh,
         )
-        line = f"{name}: wrote {', '.join(result.written)} in {result.seconds:.1f}s"
+        line = f"{name}: {'kept' if result.kept else 'wrote'} {', '.join(result.written)}"
+        line += "" if result.kept else f" in {result.seconds:.1f}s"
         if result.accuracy is not None:
             line += f"; correct: {result.correct} out of {result.total}: {100 * result.accuracy:.2f}%"
         elif result.history:
@@ -90,8 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="random seed of training (default: $COURSE_SEED, else your own, derived from your student "
                           "id: the JupyterHub user, else your account's name)")
     run.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    run.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--threads", type=int, default=None,
+                     help="CPU threads for torch (default: $COURSE_THREADS, else what this process's share of the "
+                          "CPUs and the other work on them leave, followed as it trains)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar (the run's log file still follows it)")
+    run.add_argument("--fresh", action="store_true",
+                     help="train again even when a run is done (its log matches) or has a checkpoint to resume")
     run.add_argument("--set", dest="settings", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                      help="change one field of the preset, e.g. all.autocast_bf16=True (repeatable; SECTION is "
                           "model, pretrain, finetune_without_pretrain, finetune_with_pretrain or all)")

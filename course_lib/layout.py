@@ -33,9 +33,23 @@ BUNDLED_SETTINGS = BUNDLED_DATA_DIR / "course.json"  # {"preset": "cpu"}: the co
 _BUNDLED = json.loads(BUNDLED_SETTINGS.read_text(encoding="utf-8")) if BUNDLED_SETTINGS.is_file() else {}
 
 DEFAULT_PRESET = _BUNDLED.get("preset", "cpu")  # the preset a laptop course trains with
+# the preset the course grades (the grader's model is that preset's): a hub says so in COURSE_GRADED_PRESET, a
+# student copy in its course.json; COURSE_PRESET, which a student may set, does not change it
+GRADED_PRESET = os.environ.get("COURSE_GRADED_PRESET", "").strip() or DEFAULT_PRESET
+WORLD_DIR = Path("data") / "world"  # where the default synthetic world is written on first use
 # the course's data in a student copy; elsewhere the default synthetic world, written on first use
-DEFAULT_DATA_DIR = BUNDLED_DATA_DIR if (BUNDLED_DATA_DIR / "wiki.txt").is_file() else REPO / "data" / "world"
+DEFAULT_DATA_DIR = BUNDLED_DATA_DIR if (BUNDLED_DATA_DIR / "wiki.txt").is_file() else REPO / WORLD_DIR
 DEFAULT_OUT_DIR = REPO / "outputs"  # params, predictions and run logs
+
+
+def data_dir_for(folder: Path) -> Path:
+    """The data folder of notebooks in ``folder`` when COURSE_DATA_DIR is unset: the student copy's data, else the
+    checkout's world for notebooks inside the checkout, else a world of their own beside them (notebooks copied
+    out of the checkout never write into it)."""
+    folder = Path(folder).resolve()
+    if DEFAULT_DATA_DIR == BUNDLED_DATA_DIR or folder == REPO or REPO in folder.parents:
+        return DEFAULT_DATA_DIR
+    return folder / WORLD_DIR
 DEFAULT_WORLD_SEED = 0  # random seed of the default world (public: its answers are too)
 
 # the original course's files: $COURSE_ORIGINAL_DATA, else ../shared beside the checkout

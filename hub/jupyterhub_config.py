@@ -13,7 +13,9 @@ Settings come from the environment; the defaults are what `make hub` and tools/h
     HUB_STUDENTS              the students' user names, space-separated    student1 student2
     HUB_EXCHANGE              nbgrader's exchange root                     /srv/nbgrader/exchange
     HUB_DATA                  the course world students read               /srv/attention-course/data
-    COURSE_PRESET             the preset students train with               cpu
+    COURSE_PRESET             the preset students train with (and graded)  cpu
+    HUB_CPU_LIMIT             CPUs a student's server may use at most      2
+    HUB_MEM_LIMIT             memory a student's server may use at most    4G
 """
 from __future__ import annotations
 
@@ -92,23 +94,63 @@ c.PAMAuthenticator.open_sessions = False
 c.Authenticator.admin_users = set()
 
 
+# --- each student's share of the machine ---
+STUDENT_CPUS = float(setting("HUB_CPU_LIMIT", "2"))  # a student alone trains as fast as on a 2-core laptop
+STUDENT_MEMORY = setting("HUB_MEM_LIMIT", "4G")  # as JupyterHub writes sizes; room for a kernel's cpu-preset training
+STUDENT_PROCESSES = 1024  # processes and threads of a student's server, kernels included: no fork bomb takes the hub
+
+
+def server_share(spawner):
+    """A cgroup for a student's server: at most its spawner's cpu_limit CPUs and mem_limit bytes, and
+    STUDENT_PROCESSES, for the server and everything it starts (kernels, their training); None where cgroups are not
+    writable. It is the grader's kind (autograder.confinement.cgroups), under the same parent: sibling cgroups share
+    the CPUs fairly under contention however many processes each runs, the course's training threads follow its
+    quota (course_lib.gpt.cpu_share), and one a dead hub left empty is removed with the grader's orphans."""
+    from autograder.confinement.cgroups import Cgroup, cgroup_layout
+    from autograder.confinement.limits import Limits
+
+    if cgroup_layout() is None:
+        return None
+    limits = Limits(memory_mb=int(spawner.mem_limit) // 2 ** 20, max_processes=STUDENT_PROCESSES,
+                    cpus=spawner.cpu_limit)
+    try:
+        return Cgroup(limits)
+    except OSError:
+        return None
+
+
 # --- how servers start ---
 class CourseSpawner(LocalProcessSpawner):
-    """LocalProcessSpawner that starts the server in its notebook_dir rather than the home folder.
+    """LocalProcessSpawner that starts the server in its notebook_dir rather than the home folder, and a student's
+    in a cgroup of its own (``server_share``: the spawner's cpu_limit and mem_limit, enforced).
 
     nbgrader reads the course's relative paths (its gradebook, "sqlite:///gradebook.db") against the working
     folder: in the home folder formgrader would open an empty gradebook there instead of the course's."""
 
+    share = None  # the student server's cgroup while it runs
+
     def make_preexec_fn(self, name):
         become_user = super().make_preexec_fn(name)  # drops to the user and enters their home
         folder = self.notebook_dir
+        self.share = server_share(self) if self.cpu_limit and self.mem_limit else None
+        if self.cpu_limit and self.share is None:
+            self.log.warning("no cgroup for %s's server (cgroups are not writable here): its CPU and memory limits "
+                             "are not enforced", name)
 
         def preexec():
+            if self.share is not None:
+                self.share.enter()  # as root, before the server drops to its user: nothing it starts can leave
             become_user()
             if folder:
                 os.chdir(folder)
 
         return preexec
+
+    async def stop(self, now=False):
+        await super().stop(now=now)
+        if self.share is not None:
+            self.share.kill()  # what the server left running (a kernel, its training), then the cgroup
+            self.share = None
 
 
 def by_role(spawner) -> None:
@@ -123,6 +165,10 @@ def by_role(spawner) -> None:
     if role == "instructor":
         # formgrader wants the course folder as the server's root, and the instructor works in it
         spawner.notebook_dir = environment["COURSE_ROOT"] = f"{home}/{COURSE_FOLDER}"
+    else:
+        # a student's share of the machine, enforced by CourseSpawner; JupyterHub passes it on as CPU_LIMIT and
+        # MEM_LIMIT too (the instructor's server, which may grade, has none)
+        spawner.cpu_limit, spawner.mem_limit = STUDENT_CPUS, STUDENT_MEMORY
     spawner.environment = environment
 
 
@@ -143,8 +189,9 @@ c.Spawner.environment = {
     "COURSE_EXCHANGE": setting("HUB_EXCHANGE", "/srv/nbgrader/exchange"),
     # the course world every notebook reads (the default would write one into the read-only course repository)
     "COURSE_DATA_DIR": setting("HUB_DATA", "/srv/attention-course/data"),
-    # the preset the course trains with: the grader decodes params with the same one
+    # the preset the course trains with: the grader decodes params with the same one, and Validate holds runs to it
     "COURSE_PRESET": setting("COURSE_PRESET", "cpu"),
+    "COURSE_GRADED_PRESET": setting("COURSE_PRESET", "cpu"),
 }
 # JupyterHub would pass its own PATH and a few more from root's environment: everything a server needs is above
 c.Spawner.env_keep = ["LANG", "LC_ALL"]

@@ -108,7 +108,8 @@ def series(tmp_path_factory, world_dir):
     work = tmp_path_factory.mktemp("series")
     for name in NOTEBOOKS:
         shutil.copy(SOLUTIONS / name, work / name)
-    env = {"COURSE_PRESET": "smoke", "COURSE_DATA_DIR": str(world_dir), "COURSE_OUT_DIR": str(work / "outputs")}
+    env = {"COURSE_PRESET": "smoke", "COURSE_GRADED_PRESET": "smoke", "COURSE_DATA_DIR": str(world_dir),
+           "COURSE_OUT_DIR": str(work / "outputs")}
     with pytest.MonkeyPatch.context() as patch:  # kernels inherit the test process's environment
         for key, value in env.items():
             patch.setenv(key, value)

@@ -1,14 +1,16 @@
-"""Device choice, seeding, CPU thread count and the C allocator's policy."""
+"""Device choice, seeding, CPU thread count (from the process's share: ``course_lib.gpt.cpu_share``) and the C
+allocator's policy."""
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import os
 import random
 import sys
 
 import numpy as np
 import torch
+
+from course_lib.gpt.cpu_share import ThreadChoice, choose_threads
 
 
 def pick_device(requested: str = "auto") -> torch.device:
@@ -28,14 +30,12 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def set_threads(num_threads: int | None) -> None:
-    """Set torch's intra-op threads; None keeps torch's default (or $COURSE_THREADS)."""
-    if num_threads is None and os.environ.get("COURSE_THREADS"):
-        num_threads = int(os.environ["COURSE_THREADS"])
-    if num_threads is not None:
-        if num_threads < 1:
-            raise ValueError(f"num_threads must be at least 1, got {num_threads}")
-        torch.set_num_threads(num_threads)
+def set_threads(num_threads: int | None) -> ThreadChoice:
+    """Set torch's intra-op threads: ``num_threads``, else $COURSE_THREADS, else what this process's share of the
+    CPUs and the other work on them leave (``choose_threads``); returns the choice."""
+    choice = choose_threads(num_threads)
+    torch.set_num_threads(choice.threads)
+    return choice
 
 
 # glibc mallopt parameters (malloc.h)

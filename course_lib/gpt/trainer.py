@@ -3,8 +3,10 @@
 AdamW with betas (0.9, 0.95) and weight decay, gradient-norm clipping, and a
 token-based schedule: linear warmup over ``warmup_tokens``, then cosine decay to a
 floor of 10% reached at ``final_tokens``. Tokens count every position of each
-batch, pads included, as in the original. Progress bars, loss history and
-checkpoints attach as callbacks on named events.
+batch, pads included, as in the original. Progress bars, logs, checkpoints and
+the thread count's follower attach as callbacks on named events: ``on_train_start``
+(the optimizer exists; a checkpoint may restore the run here), ``on_batch_end``,
+``on_epoch_end`` and ``on_train_end``.
 """
 from __future__ import annotations
 
@@ -22,8 +24,9 @@ from torch.utils.data import DataLoader, Dataset
 
 from course_lib.gpt.checkpoint import save_params
 from course_lib.gpt.device import keep_freed_memory, pick_device, seed_everything, set_threads
+from course_lib.gpt.progress import attach_progress_bar
 
-EVENTS = ("on_batch_end", "on_epoch_end", "on_train_end")
+EVENTS = ("on_train_start", "on_batch_end", "on_epoch_end", "on_train_end")
 
 
 @dataclass
@@ -49,7 +52,7 @@ class TrainerConfig:
     max_steps: int | None = None  # stop after this many steps (smoke runs); None: run all epochs
     device: str = "auto"  # "auto" (CUDA when present), "cpu" or "cuda"
     seed: int | None = None  # seed torch/numpy/random before training; None leaves them
-    num_threads: int | None = None  # CPU threads for torch; None: torch's default
+    num_threads: int | None = None  # CPU threads for torch; None: this process's share (course_lib.gpt.cpu_share)
     keep_freed_memory: bool = False  # glibc reuses freed memory (process-wide): no page faults
     autocast_bf16: bool = False  # run forward passes in bfloat16 autocast
     fused_adamw: bool = False  # fused AdamW (CUDA, CPU): same update, one pass over the weights
@@ -148,6 +151,10 @@ class Trainer:
         self.lr = 0.0
         self.device = torch.device("cpu")
         self.should_stop = False  # a callback sets this to end training after the current step
+        self.optimizer: torch.optim.Optimizer | None = None  # made by train(), before on_train_start
+        self.start_epoch = 0  # the epoch train() starts at (a restored checkpoint moves it on)
+        self.elapsed = 0.0  # seconds trained before this train() call (a restored checkpoint's)
+        self.best_loss = float("inf")  # the lowest test loss so far (save_checkpoint's choice)
 
     def add_callback(self, event: str, callback: Callable[[Trainer], None]) -> None:
         if event not in EVENTS:
@@ -191,7 +198,8 @@ class Trainer:
         return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
 
     def train(self) -> list[dict]:
-        """Run all epochs; returns the loss history."""
+        """Run all epochs (from ``start_epoch``, which an on_train_start callback may move on); returns the loss
+        history."""
         config = self.config
         if config.seed is not None:
             seed_everything(config.seed)
@@ -202,16 +210,14 @@ class Trainer:
         model = self.model.to(self.device)
         # the CPU's default AdamW is a slow loop of small ops per tensor; fused is one pass
         extra = {"fused": True} if config.fused_adamw and self.device.type in ("cuda", "cpu") else {}
-        optimizer = torch.optim.AdamW(optimizer_groups(model, config), lr=config.learning_rate, betas=config.betas,
-                                      **extra)
-        if config.progress and not any(isinstance(c, ProgressBar) for c in self.callbacks["on_batch_end"]):
-            bar = ProgressBar()
-            self.add_callback("on_batch_end", bar)
-            self.add_callback("on_train_end", bar.close)
-        start = time.perf_counter()
-        best_loss = float("inf")
+        self.optimizer = optimizer = torch.optim.AdamW(optimizer_groups(model, config), lr=config.learning_rate,
+                                                       betas=config.betas, **extra)
+        if config.progress:
+            attach_progress_bar(self)
         self.should_stop = False
-        for self.epoch in range(config.max_epochs):
+        self.trigger("on_train_start")
+        start = time.perf_counter() - self.elapsed
+        for self.epoch in range(self.start_epoch, config.max_epochs):
             model.train()
             for x, y, width in self._batches(self.train_dataset, train=True):
                 x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
@@ -236,9 +242,10 @@ class Trainer:
                 if self.should_stop or (config.max_steps is not None and self.step >= config.max_steps):
                     break
             test_loss = self.evaluate() if self.test_dataset is not None else None
-            if test_loss is None or test_loss < best_loss:
-                best_loss = test_loss if test_loss is not None else best_loss
+            if test_loss is None or test_loss < self.best_loss:
+                self.best_loss = test_loss if test_loss is not None else self.best_loss
                 self.save_checkpoint()
+            self.elapsed = time.perf_counter() - start
             self.trigger("on_epoch_end")
             if self.should_stop or (config.max_steps is not None and self.step >= config.max_steps):
                 break
@@ -256,30 +263,3 @@ class Trainer:
             losses.append(loss.item())
         self.model.train()
         return sum(losses) / max(1, len(losses))
-
-
-class ProgressBar:
-    """tqdm bar over all steps of a train() call, showing epoch, loss and learning rate."""
-
-    def __init__(self) -> None:
-        self.bar = None
-
-    def __call__(self, trainer: Trainer) -> None:
-        from tqdm.auto import tqdm
-
-        if self.bar is None:
-            config = trainer.config
-            # bucketed loads make as many batches
-            per_epoch = math.ceil(len(trainer.train_dataset) / config.batch_size)
-            total = per_epoch * config.max_epochs
-            if config.max_steps is not None:
-                total = min(total, config.max_steps)
-            self.bar = tqdm(total=total, desc="train", unit="step", mininterval=1.0)
-        self.bar.update(1)
-        self.bar.set_postfix_str(f"epoch {trainer.epoch + 1} loss {trainer.loss:.4f} lr {trainer.lr:.2e}",
-                                 refresh=False)
-
-    def close(self, trainer: Trainer | None = None) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None

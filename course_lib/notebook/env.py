@@ -5,7 +5,9 @@ One place for every notebook, so a test or a grader switches all of them at once
   COURSE_SEED      the training's random seed (default: the student's own, derived from their student id by
                    course_lib.seeds; recorded in each run's log, where the grader's audit reads it to retrain
                    the run)
-  COURSE_DATA_DIR  folder of wiki.txt + TSVs  (default: the repo's data/world, written on first use)
+  COURSE_DATA_DIR  folder of wiki.txt + TSVs  (default: a student copy's course_data/; in the repository its
+                   data/world; notebooks copied elsewhere their own data/world beside them; a world is written on
+                   first use)
   COURSE_OUT_DIR   folder for params, predictions and run logs (default: outputs/ beside the notebooks,
                    so that the notebooks' folder is the whole hand-in)
 While nbgrader validates or autogrades (NBGRADER_EXECUTION is set) training cells
@@ -23,16 +25,20 @@ from pathlib import Path
 from course_lib import layout
 from course_lib.contract import PARTS
 from course_lib.notebook import not_written
-from course_lib.runs import RunError, RunResult, run
+from course_lib.runs import RunError, RunResult, code_prints, run
 from course_lib.seeds import choose_seed
 from course_lib.world import write_world
 
 PRESET = os.environ.get("COURSE_PRESET", layout.DEFAULT_PRESET)
-DATA_DIR = Path(os.environ.get("COURSE_DATA_DIR", layout.DEFAULT_DATA_DIR))
+GRADED_PRESET = layout.GRADED_PRESET  # what the run cells hold the runs to
+# relative to the notebook's folder, where a kernel runs
+DATA_DIR = Path(os.environ["COURSE_DATA_DIR"]) if os.environ.get("COURSE_DATA_DIR") else layout.data_dir_for(Path.cwd())
 # relative to the notebook's folder: a kernel runs there
 OUT_DIR = Path(os.environ.get("COURSE_OUT_DIR", "outputs")).absolute()
 SEED = choose_seed().seed  # COURSE_SEED, else the student's personal seed
 GRADING = bool(os.environ.get("NBGRADER_EXECUTION"))
+# run -> the prints of the graded code it calls, as this kernel last defined it (the run cells compare the logs')
+CURRENT_CODE: dict[str, dict[str, str]] = {}
 
 not_written.install()
 
@@ -52,6 +58,10 @@ def run_or_load(name: str, parts) -> RunResult | None:
     A run that cannot start (a part not written yet, a run before it not done) prints one line saying why and
     returns None, so the cells after it still run.
     """
+    try:
+        CURRENT_CODE[name] = code_prints(parts, name)
+    except Exception:  # noqa: BLE001 (parts the notebooks lack: the run says so below)
+        CURRENT_CODE.pop(name, None)
     if GRADING:
         log = OUT_DIR / f"{name}.json"
         shown = f"{OUT_DIR.name}/{log.name}"  # where the folder lives is the grader's business
@@ -60,10 +70,8 @@ def run_or_load(name: str, parts) -> RunResult | None:
             return None
         # only for display: grades of the runs come from the grader's own scoring of the files
         try:
-            saved = json.loads(log.read_text(encoding="utf-8"))
-            saved.pop("accuracy", None)
-            return RunResult(**saved)
-        except (ValueError, TypeError) as err:
+            return RunResult.from_log(json.loads(log.read_text(encoding="utf-8")))
+        except (ValueError, TypeError, AttributeError) as err:
             print(f"{name}: the saved run output {shown} is unreadable ({type(err).__name__}); skipped while grading")
             return None
     try:

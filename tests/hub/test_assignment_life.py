@@ -96,8 +96,8 @@ def _as_user(user: str, *command: str, env: dict[str, str] | None = None) -> sub
                           cwd="/", env=env, capture_output=True, text=True, timeout=300)
 
 
-def _servers_of(user: str) -> list[tuple[list[str], dict[str, str]]]:
-    """(command line, environment) of each of ``user``'s processes that is their Jupyter server."""
+def _servers_of(user: str) -> list[tuple[list[str], dict[str, str], int]]:
+    """(command line, environment, pid) of each of ``user``'s processes that is their Jupyter server."""
     uid, found = pwd.getpwnam(user).pw_uid, []
     for entry in Path("/proc").iterdir():
         try:
@@ -106,7 +106,7 @@ def _servers_of(user: str) -> list[tuple[list[str], dict[str, str]]]:
             argv = (entry / "cmdline").read_bytes().decode().split("\0")
             if "jupyterhub.singleuser" in argv:
                 environ = (entry / "environ").read_bytes().decode().split("\0")
-                found.append((argv, dict(v.split("=", 1) for v in environ if "=" in v)))
+                found.append((argv, dict(v.split("=", 1) for v in environ if "=" in v), int(entry.name)))
         except OSError:  # gone meanwhile
             continue
     return found
@@ -160,7 +160,7 @@ def test_student_reads_nothing_of_the_checkout_or_the_instructors_folder(hub, pe
     course folder?"""
     tree = hub_server.machine.users_tree(REPO)
     servers = _servers_of(student)
-    assert servers and all(argv[0] == str(tree / "python" / "bin" / "python") for argv, _ in servers), servers
+    assert servers and all(argv[0] == str(tree / "python" / "bin" / "python") for argv, _, _ in servers), servers
     git = REPO / ".git"  # a worktree's .git is a file naming the repository's
     course = hub_server.course_folder()
     for path in (REPO / "solutions" / "a5" / ANSWERS[ADA][0], REPO / "tests" / "conftest.py",
@@ -173,6 +173,24 @@ def test_student_reads_nothing_of_the_checkout_or_the_instructors_folder(hub, pe
     found = _as_user(student, str(tree / "python" / "bin" / "python"), "-c",
                      "import os, sys, course_lib; print(os.path.realpath(sys.executable), course_lib.__file__)")
     assert found.returncode == 0 and all(p.startswith(f"{tree}/") for p in found.stdout.split()), found
+
+
+@pytest.mark.parametrize("student", STUDENTS)
+def test_student_server_runs_in_its_own_share_of_the_machine(hub, people, student):
+    """Does each student's server (not the instructor's) run in a cgroup of its own, capped at the hub's CPU and memory
+    share (2 CPUs, 4G by default), told so in CPU_LIMIT and MEM_LIMIT, so that the course's training threads read
+    that share?"""
+    from course_lib.gpt.cpu_share import cgroup_quota
+
+    servers = _servers_of(student)
+    assert servers
+    for _, environ, pid in servers:
+        groups = Path(f"/proc/{pid}/cgroup").read_text()
+        assert "/course-grader/job-" in groups, groups
+        assert cgroup_quota(Path(f"/proc/{pid}/cgroup")) == 2.0
+        assert float(environ["CPU_LIMIT"]) == 2.0 and int(environ["MEM_LIMIT"]) == 4 * 2 ** 30
+    assert all("/course-grader/" not in Path(f"/proc/{pid}/cgroup").read_text()
+               for _, _, pid in _servers_of(INSTRUCTOR))
 
 
 @pytest.mark.parametrize("student", STUDENTS)
@@ -483,7 +501,7 @@ def test_feedback_explains_run_points_lost_and_the_total(hub, people, student):
 def _in_the_instructors_terminal(command: str) -> subprocess.CompletedProcess:
     """``command`` in bash as the instructor, with their server's environment (what a terminal in their JupyterLab
     starts with: the users' Python first on PATH)."""
-    [(_, env)] = _servers_of(INSTRUCTOR)
+    [(_, env, _)] = _servers_of(INSTRUCTOR)
     return _as_user(INSTRUCTOR, "bash", "-euo", "pipefail", "-c", command, env=env)
 
 

@@ -72,7 +72,8 @@ def test_the_hub_starts_servers_with_the_users_python_and_the_pinned_proxy(tmp_p
     tree = Path("/opt/attention-hub") / machine.checkout_id(REPO)
     assert config.Spawner.cmd == [str(tree / "python" / "bin" / "python"), "-m", "jupyterhub.singleuser"]
     assert set(config.Spawner.environment) == {"PATH", "COURSE_ID", "COURSE_EXCHANGE", "COURSE_DATA_DIR",
-                                               "COURSE_PRESET"}
+                                               "COURSE_PRESET", "COURSE_GRADED_PRESET"}
+    assert config.Spawner.environment["COURSE_GRADED_PRESET"] == config.Spawner.environment["COURSE_PRESET"]
     assert config.Spawner.environment["PATH"].startswith(f"{tree / 'python' / 'bin'}:")
     assert config.ConfigurableHTTPProxy.command[-1] == str(REPO / "hub" / "node_modules" / ".bin" /
                                                            "configurable-http-proxy")

@@ -157,3 +157,20 @@ def test_fused_adamw_on_the_cpu_follows_the_loop():
         weights[fused] = torch.cat([p.detach().flatten() for p in model.parameters()])
         assert (weights[fused] - before).abs().max() > 1e-2  # the runs trained
     assert torch.allclose(weights[True], weights[False], atol=1e-5)
+
+
+def test_on_train_start_sees_the_optimizer_and_may_move_the_start_epoch():
+    """Does on_train_start fire once the optimizer exists, and does training start at the epoch a callback sets
+    there (as a restored checkpoint does)?"""
+    trainer = Trainer(GPT(GPTConfig(8, 8, n_layer=1, n_head=2, n_embd=8)), Memorise(), None,
+                      TrainerConfig(max_epochs=5, batch_size=4, progress=False, num_threads=1))
+    seen = []
+
+    def start_at_three(t):
+        seen.append(t.optimizer)
+        t.start_epoch = 3
+
+    trainer.add_callback("on_train_start", start_at_three)
+    history = trainer.train()
+    assert seen == [trainer.optimizer] and seen[0] is not None
+    assert [h["epoch"] for h in history] == [3] * 4 + [4] * 4

@@ -1,5 +1,6 @@
 import importlib
 import json
+import os
 
 import pytest
 
@@ -140,3 +141,73 @@ def test_a_run_whose_glue_is_not_written_is_skipped_in_one_line(smoke_env, capsy
     with pytest.raises(TypeError):  # any other error is the student's to see, with its traceback
         smoke_env.run_or_load("vanilla_finetune_without_pretrain", SimpleNamespace(
             initialize_vanilla_model=lambda mconf: GPT(mconf, "not an option"), finetune=print, train=print))
+
+
+def _first_training_line(tmp_path, world_dir, monkeypatch, enter: str = "") -> str:
+    """The line a training cell prints first about its threads, in a real kernel (started by this process, so with
+    its CPU affinity) that runs ``enter`` first; no COURSE_THREADS in its environment."""
+    import nbformat
+    from conftest import SOLUTIONS
+    from notebook_client import notebook_client
+
+    for key, value in dict(COURSE_PRESET="smoke", COURSE_DATA_DIR=str(world_dir),
+                           COURSE_OUT_DIR=str(tmp_path / "out")).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("COURSE_THREADS", raising=False)
+    monkeypatch.delenv("CPU_LIMIT", raising=False)
+    glue = SOLUTIONS / "02_finetune_without_pretraining.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(enter or "pass"), nbformat.v4.new_code_cell(
+        f"from course_lib.notebook import env\nparts = env.parts_with([{str(glue)!r}], {{}})\n"
+        f"env.run_or_load('vanilla_finetune_without_pretrain', parts)")]
+    notebook_client(nb, timeout=180, kernel_name="python3").execute()
+    text = "".join(o.get("text", "") for o in nb.cells[1].outputs)
+    return next(line for line in text.splitlines() if "training on" in line)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs CPU affinity and two CPUs or more")
+def test_a_training_cell_on_one_cpu_of_the_machine_trains_on_one_thread(tmp_path, world_dir, monkeypatch):
+    """Started on one CPU of the machine (taskset's affinity), does a training cell train on one thread and say its
+    share is one CPU?"""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(before)})  # the kernel inherits it
+    try:
+        line = _first_training_line(tmp_path, world_dir, monkeypatch)
+    finally:
+        os.sched_setaffinity(0, before)
+    assert line.startswith("vanilla_finetune_without_pretrain: training on 1 CPU thread (this machine's share: 1 CPU")
+
+
+def test_a_training_cell_in_a_cgroup_of_one_cpu_trains_on_one_thread(tmp_path, world_dir, monkeypatch):
+    """In a cgroup whose CPU quota is one CPU (as a hub's server is), does a training cell train on one thread and
+    say it is this server's share?"""
+    from autograder.confinement.cgroups import Cgroup, cgroup_layout
+    from autograder.confinement.limits import Limits
+
+    if os.geteuid() != 0 or cgroup_layout() is None:
+        pytest.skip("needs root and writable cgroups")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU is already the whole machine")
+    group = Cgroup(Limits(memory_mb=8192, max_processes=4096, cpus=1.0))
+    enter = "import os\n" + "".join(f"open({str(folder / 'cgroup.procs')!r}, 'w').write(str(os.getpid()))\n"
+                                    for folder in group.folders)
+    try:
+        line = _first_training_line(tmp_path, world_dir, monkeypatch, enter)
+    finally:
+        group.kill()
+    assert line.startswith("vanilla_finetune_without_pretrain: training on 1 CPU thread (this server's share: 1 CPU")
+
+
+def test_a_kernel_outside_the_checkout_writes_its_world_beside_its_notebooks(monkeypatch, tmp_path):
+    """Started in a folder of notebooks copied out of the checkout, does a kernel's env write the world into that
+    folder's data/world, not into the checkout?"""
+    monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    try:
+        copied = importlib.reload(env)
+        world = tmp_path / "data" / "world"
+        assert copied.DATA_DIR == world and copied.ensure_data() == world and (world / "wiki.txt").is_file()
+    finally:
+        monkeypatch.undo()
+        importlib.reload(env)

@@ -46,7 +46,7 @@ def test_smoke_runs_end_to_end_write_predictions_that_score(smoke_outputs, world
 
 def test_finetune_with_pretrain_needs_the_pretrained_params(tmp_path, world_dir, reference):
     """Does finetuning after pretraining say which run to do first when its params are missing?"""
-    with pytest.raises(RunError, match="_pretrain run first"):
+    with pytest.raises(RunError, match="vanilla.pretrain.params not found: run vanilla_pretrain first"):
         run("vanilla_finetune_with_pretrain", reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path)
 
 
@@ -91,52 +91,80 @@ def test_command_line_world_is_deterministic(tmp_path):
     assert (tmp_path / "a" / "wiki.txt").read_bytes() == (tmp_path / "b" / "wiki.txt").read_bytes()
 
 
-def _handout_plan(preset_name: str, name: str = "vanilla_pretrain", n: int = 481):
-    from course_lib.checks.glue import PRETRAIN_HANDOUT
-    from course_lib.gpt.trainer import TrainerConfig
-    from course_lib.presets import get_preset
-    from course_lib.runs import apply_overrides, plan_of
-
-    preset = get_preset(preset_name)
-    returned = TrainerConfig(**PRETRAIN_HANDOUT, final_tokens=200 * n * 128)
-    return plan_of(name, returned, apply_overrides(returned, preset.pretrain, n, preset.block_size), n, preset)
-
-
-def test_a_run_says_its_steps_time_and_what_the_preset_replaced():
-    """Does a cpu run say its steps and time, then each glue value the preset replaced (handout -> preset), and
-    why?"""
-    from course_lib.runs import plan_lines
-
-    first, replaced, why = plan_lines(_handout_plan("cpu"))
-    assert first == ("vanilla_pretrain: 9,300 training steps (300 epochs of 31 batches), about 4 min on a 2-core "
-                     "laptop CPU")
-    assert replaced.startswith("  for this run the cpu preset replaces what your pretrain returned: max_epochs 650 -> "
-                               "300, batch_size 128 -> 16, learning_rate 0.006 -> 0.002")
-    assert "num_workers 4 -> 0" in replaced and "lr_decay" not in replaced  # only what changed
-    assert "laptop" in why and "graded on what it returns" in why
-
-
-def test_the_handout_preset_replaces_nothing_of_the_glue():
-    """With the gpu preset (the handout's hyperparameters), does a run print its steps and no replacement?"""
-    from course_lib.runs import plan_lines
-
-    plan = _handout_plan("gpu")
-    assert plan.replaced == () and plan.steps == 650 * 4
-    assert len(plan_lines(plan)) == 1
-
-
-def test_durations_read_roughly():
-    """Are estimates rounded the way a person says them?"""
-    from course_lib.runs import duration
-
-    assert [duration(s) for s in (4.2, 59, 232.5, 89 * 60, 2.6 * 3600)] == \
-        ["under a minute", "under a minute", "about 4 min", "about 89 min", "about 2.6 hours"]
-
-
-def test_a_run_prints_its_plan_before_training(tmp_path, world_dir, reference, capsys):
-    """Is the plan the first thing a training run prints, before its progress bar and its training?"""
+def test_a_run_prints_its_threads_and_plan_before_training(tmp_path, world_dir, reference, capsys, monkeypatch):
+    """Are the threads it trains on the first thing a training run prints, then its plan, before its progress bar
+    and its training?"""
+    monkeypatch.setenv("COURSE_THREADS", "1")
     run("vanilla_finetune_without_pretrain", reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path,
         progress=False)
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "vanilla_finetune_without_pretrain: 4 training steps (the smoke preset stops it there)"
-    assert out[1].startswith("  for this run the smoke preset replaces what your finetune returned: max_epochs 75 -> 1")
+    assert out[0] == "vanilla_finetune_without_pretrain: training on 1 CPU thread (COURSE_THREADS=1)"
+    assert out[1] == "vanilla_finetune_without_pretrain: 4 training steps (the smoke preset stops it there)"
+    assert out[2].startswith("  for this run the smoke preset replaces what your finetune returned: max_epochs 75 -> 1")
+
+
+def _pretrain_command(out_dir, world_dir, *extra) -> list[str]:
+    """`python -m course_lib run vanilla_pretrain` on the smoke model for 40 epochs, one thread, a checkpoint at every
+    epoch's end."""
+    import sys
+
+    return [sys.executable, "-m", "course_lib", "run", "vanilla_pretrain", "--notebooks", str(SOLUTIONS),
+            "--preset", "smoke", "--set", "pretrain.max_epochs=40", "--set", "pretrain.max_steps=None", "--seed", "7",
+            "--data-dir", str(world_dir), "--out-dir", str(out_dir), "--quiet", *extra]
+
+
+def test_a_pretraining_killed_mid_run_resumes_and_reaches_the_same_params(tmp_path, world_dir):
+    """Killed (SIGKILL) once it has saved a checkpoint, does a pretraining's rerun resume from there and write the
+    params an uninterrupted run writes, and does its log say it stopped short meanwhile?"""
+    import os
+    import subprocess
+    import time
+
+    import torch
+
+    env = dict(os.environ, COURSE_THREADS="1", COURSE_CHECKPOINT_SECONDS="0")
+    whole = subprocess.run(_pretrain_command(tmp_path / "whole", world_dir), env=env, capture_output=True,
+                           text=True, timeout=600)
+    assert whole.returncode == 0, whole.stderr
+    killed = tmp_path / "killed"
+    process = subprocess.Popen(_pretrain_command(killed, world_dir), env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not (killed / "checkpoints" / "vanilla_pretrain.pt").is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    assert not (killed / "vanilla.pretrain.params").exists()
+    stopped = json.loads((killed / "vanilla_pretrain.json").read_text())
+    assert stopped["completed"] is False and stopped["steps"] == 40 * 16
+    again = subprocess.run(_pretrain_command(killed, world_dir), env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "vanilla_pretrain: resuming at step " in again.stdout
+    assert not (killed / "checkpoints" / "vanilla_pretrain.pt").exists()  # the run is done: its params are the record
+    params = [torch.load(folder / "vanilla.pretrain.params", weights_only=True) for folder in (tmp_path / "whole",
+                                                                                               killed)]
+    assert params[0].keys() == params[1].keys() and all(torch.equal(params[0][k], params[1][k]) for k in params[0])
+    assert json.loads((killed / "vanilla_pretrain.json").read_text())["completed"] is True
+
+
+def test_a_finished_run_is_kept_until_its_code_data_or_seed_change(tmp_path, world_dir, reference, capsys,
+                                                                    monkeypatch):
+    """Run again with the same code, data, preset and seed, is a done pretraining (and the finetune after it) kept
+    with its files, and trained again with another seed, once its params file changed, or when asked afresh?"""
+    monkeypatch.setenv("COURSE_THREADS", "1")
+    runs = ("vanilla_pretrain", "vanilla_finetune_with_pretrain")
+    first = [run(name, reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False)
+             for name in runs]
+    capsys.readouterr()
+    again = [run(name, reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False)
+             for name in runs]
+    out = capsys.readouterr().out.splitlines()
+    assert [r.kept for r in again] == [True, True] and [r.history for r in again] == [r.history for r in first]
+    assert out[0].startswith("vanilla_pretrain: done already (") and "kept vanilla.pretrain.params" in out[0]
+    assert len(out) == 2
+    assert not run("vanilla_pretrain", reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, seed=1,
+                   progress=False).kept
+    assert not run(runs[1], reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False).kept
+    assert run(runs[1], reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False).kept
+    assert not run(runs[1], reference, preset="smoke", data_dir=world_dir, out_dir=tmp_path, progress=False,
+                   fresh=True).kept
