@@ -16,6 +16,7 @@ import pytest
 
 from autograder.checks import registry
 from autograder.grading import one_check as check_runner
+from course_lib.notebook.validate import SHOWN  # what Validate shows of a message line whole
 
 GENERIC = check_runner.GENERIC  # autograder.grading.grade's words for a judge that crashed
 SEEDS = (0, 1, 2)
@@ -53,9 +54,6 @@ def with_parts(reference, **overrides) -> types.SimpleNamespace:
                                     **overrides})
 
 
-# what nbgrader's Validate shows of a message line (its 90-character width, less its indent and "..."; the course's
-# student config widens it to show this much after the "Check failed: " the notebook puts first)
-SHOWN = 80
 
 
 def assert_fails(problems: list[str], expect: str | None) -> None:

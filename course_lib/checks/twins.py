@@ -20,7 +20,7 @@ import torch
 
 from course_lib.checks.common import type_found
 from course_lib.gpt.attention_math import DTYPE, attend, attention_weights, self_attention
-from course_lib.notebook.check_failed import CheckFailed
+from course_lib.notebook.check_failed import BULLET, CheckFailed
 
 # two scores this close (relative to the larger) are read both as a tie and as they stand: rounding
 # must not part a tie the maths accepts (see _readings)
@@ -68,7 +68,7 @@ def assert_passes(problems: Sequence[str], subject: str = "") -> None:
         return
     suffix = f" {NOT_WRITTEN}"
     unwritten = list(dict.fromkeys(p.removesuffix(suffix) for p in problems if p.endswith(suffix)))
-    lines = [f"- {p}" for p in problems if not p.endswith(suffix)]
+    lines = [f"{BULLET}{p}" for p in problems if not p.endswith(suffix)]
     if unwritten:
         one = len(unwritten) == 1
         lines.insert(0, f"{_and(unwritten)} {'is' if one else 'are'} not written yet: write {'it' if one else 'them'} "

@@ -17,7 +17,6 @@ import re
 import nbformat
 import pytest
 import torch
-from check_grading import SHOWN
 from conftest import SOLUTIONS
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -26,6 +25,7 @@ from autograder.checks import registry, twins
 from course_lib.checks import twins as tc
 from course_lib.checks import twins_positions as tp
 from course_lib.gpt.attention_math import DTYPE, position_free_layer
+from course_lib.notebook.validate import SHOWN
 
 G7 = twins.given(twins.NB07)
 G8 = twins.given(twins.NB08)
