@@ -128,6 +128,13 @@ def test_solution_notebook_executes_top_to_bottom(series, name):
     client = notebook_client(nb, timeout=240, kernel_name="python3", force_raise_errors=True,
                              resources={"metadata": {"path": str(series)}})
     client.execute()
+    for cell in nb.cells:  # every public test cell, twins included, says in one line that it passed (issue 51)
+        meta = cell.metadata.get("nbgrader", {})
+        public = cell.cell_type == "code" and meta.get("grade") and not meta.get("solution") \
+            and "BEGIN HIDDEN TESTS" not in cell.source and not meta["grade_id"].endswith(("-run-dev", "-run-test"))
+        if public:
+            said = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+            assert said.count("\n") == 1 and said.endswith(": all public checks passed\n"), (meta["grade_id"], said)
 
 
 def test_training_cells_wrote_the_seed_files(series):

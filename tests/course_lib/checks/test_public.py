@@ -19,6 +19,7 @@ from course_lib.checks.public import (
 from course_lib.gpt.attention import SynthesizerAttentionBase
 from course_lib.gpt.model import GPT, GPTConfig
 from course_lib.notebook.check_failed import CheckFailed
+from course_lib.notebook.validate import SHOWN
 
 
 def test_unwritten_synthesizer_forward_is_named():
@@ -99,3 +100,17 @@ def test_public_checks_draw_no_handout_number(reference):
             assert not {n_embd, n_embd // n_head, block_size} & HANDOUT_NUMBERS and n_head in HEAD_COUNTS
         config = checks.synthesizer_model_inputs(rng)["config"]
         assert not {config["n_embd"], config["block_size"], config["vocab_size"]} & HANDOUT_NUMBERS
+
+
+def train_not_written(model, writing_params_path, trainer):
+    raise NotImplementedError()
+
+
+def test_an_unwritten_function_is_named_first_with_where_to_write_it(reference):
+    """Does 02's public cell, now that it calls train() too, name the function still holding the release's stub and
+    where to write it, in the first 80 characters (issue 51: "initialize_vanilla_model and finetune" whatever was
+    unwritten)?"""
+    with pytest.raises(CheckFailed) as failed:
+        check_finetune_config(reference.initialize_vanilla_model, reference.finetune, train_not_written, seed=1)
+    said = "train_not_written is not written yet: write it in notebook 02's glue cell"
+    assert str(failed.value) == said and len(said) <= SHOWN
