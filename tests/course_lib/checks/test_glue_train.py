@@ -6,6 +6,8 @@ import os
 import random
 
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course_lib.checks import glue_train
 from course_lib.checks.inputs import random_state, toy_model, toy_world
@@ -63,3 +65,42 @@ def test_the_handouts_train_is_one_step_of_the_judges_own(tmp_path):
     assert glue_train.train_problems(world, out, state) == []
     assert torch.equal(torch.random.get_rng_state(), before)
     assert glue_train.same_state(out["saved"], out["state_after_train"])
+
+
+@st.composite
+def _states(draw, state: dict):
+    """The params as a submission may send them: the model's own names and shapes (moved a little, or not), with at
+    most one entry taken away, reshaped, made an integer tensor or not a tensor, and perhaps a name of its own."""
+    out = {k: v + draw(st.sampled_from((0.0, 1e-3, 1.0))) for k, v in state.items()}
+    name = draw(st.sampled_from(sorted(out)))
+    change = draw(st.sampled_from(("none", "drop", "reshape", "int", "junk")))
+    if change == "drop":
+        del out[name]
+    elif change == "reshape":
+        out[name] = torch.zeros(draw(st.integers(0, 3)))
+    elif change == "int":
+        out[name] = torch.ones(out[name].shape, dtype=torch.int64)
+    elif change == "junk":
+        out[name] = draw(st.one_of(st.none(), st.integers(), st.text(max_size=5)))
+    if draw(st.booleans()):
+        out[draw(st.text(max_size=5))] = torch.zeros(1)
+    return out
+
+
+JUNK = st.one_of(st.none(), st.integers(), st.text(max_size=10), st.lists(st.integers(), max_size=3))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(data=st.data())
+def test_the_judges_take_any_output_a_submission_can_send_without_raising(data):
+    """Whatever comes back over the wire for train() and the params (other names, shapes, dtypes, no tensors at all),
+    do the judges answer with messages, never an exception (which the grader would only call malformed)?"""
+    world, state = _world()
+    fields = st.fixed_dictionaries({}, optional={n: JUNK for n in ("batch_size", "learning_rate", "betas")})
+    output = {"saved": data.draw(st.one_of(JUNK, st.just("unreadable"), _states(state))),
+              "state_after_train": data.draw(st.one_of(JUNK, _states(state))),
+              "train_error": data.draw(st.one_of(st.none(), st.text(max_size=12))),
+              "trainer_config_run": data.draw(st.one_of(JUNK, fields))}
+    for problems in (glue_train.train_problems(world, output, state),
+                     glue_train.loaded_problems(output["state_after_train"], state)):
+        assert isinstance(problems, list) and all(isinstance(p, str) and p for p in problems)
