@@ -174,6 +174,7 @@ class Written:
 
 TYPED, COPY, TWICE, NO_DROPOUT, CRASH, ISSUE = ("typed constant", "trains a copy", "trains twice", "dropout off",
                                                 "crash on short input", "issue 40")
+MISSED = "issue 51"  # mistakes only a hidden check caught: the public checks must now
 SPAN_DRAWS = """        truncated = document[: random.randint(4, int(self.block_size * 7 / 8))]
         n = len(truncated)
         # 2. a masked span of random length, 1/4 of the text on average
@@ -199,6 +200,12 @@ WRITTEN: tuple[Written, ...] = (
     Written("02-glue", ISSUE, "batch size 128 after pretraining", "batch_size=256,",
             "batch_size=256 if reading_params_path is None else 128,"),
     Written("02-glue", ISSUE, "75 epochs after pretraining", "max_epochs = 10", "max_epochs = 75"),
+    Written("02-glue", MISSED, "the pretrained branch never loads the params",
+            "        load_params(model, reading_params_path)\n", ""),
+    Written("02-glue", MISSED, "train() saves without training", "    trainer.train()\n    save_params",
+            "    save_params"),
+    Written("02-glue", MISSED, "train() saves to another path", "save_params(model, writing_params_path)",
+            "save_params(model, 'vanilla.model.params')"),
     # 03: span corruption
     Written("03-span-corruption", CRASH, "masked length randint(1, n // 2): raises on the empty document",
             "masked_len = random.randint(1, max(1, n // 2 - 1)) if n > 1 else n",
@@ -215,6 +222,12 @@ WRITTEN: tuple[Written, ...] = (
             "int(128 * 7 / 8)"),
     Written("03-span-corruption", TYPED, "padding to the block of 128 typed in", "self.PAD_CHAR * (self.block_size",
             "self.PAD_CHAR * (128"),
+    Written("03-span-corruption", MISSED, "the kept length never 4", "random.randint(4, int(self.block_size",
+            "random.randint(5, int(self.block_size"),
+    Written("03-span-corruption", MISSED, "the kept length never int(block_size * 7/8) (randrange)",
+            "random.randint(4, int(self.block_size", "random.randrange(4, int(self.block_size"),
+    Written("03-span-corruption", MISSED, "round() for int() of the cap", "int(self.block_size * 7 / 8)",
+            "round(self.block_size * 7 / 8)"),
     # 04: the pretraining glue
     Written("04-pretrain-glue", TYPED, "final_tokens with the block size 128 typed in",
             "final_tokens=200 * len(pretrain_dataset) * block_size", "final_tokens=200 * len(pretrain_dataset) * 128"),

@@ -19,6 +19,7 @@ import pytest
 
 from autograder.checks import registry
 from autograder.grading import one_check as check_runner
+from course_lib.notebook.validate import SHOWN  # what Validate shows of a message line whole
 
 GENERIC = check_runner.GENERIC  # autograder.grading.grade's words for a judge that crashed
 SEEDS = (0, 1, 2)
@@ -80,13 +81,15 @@ def with_parts(reference, **overrides) -> types.SimpleNamespace:
                                     **overrides})
 
 
+
+
 def assert_fails(problems: list[str], expect: str | None) -> None:
     """A wrong answer's problems: at least one, none blank or the grader's generic words, and one saying ``expect``
-    (unless it is None)."""
+    (unless it is None) in its first SHOWN characters, where Validate shows what to fix (issue 51)."""
     assert problems, "a wrong answer passed"
     assert GENERIC not in problems, problems
-    text = "; ".join(problems)
     assert all(p.strip() for p in problems), problems
     if expect is not None:
-        assert expect in text, text
+        assert any(expect in p for p in problems), problems
+        assert any(expect in p[:SHOWN] for p in problems), f"said after character {SHOWN}: {problems}"
 

@@ -6,7 +6,7 @@ import shutil
 
 import nbformat
 import pytest
-from conftest import SOLUTIONS
+from conftest import REPO, SOLUTIONS
 from notebook_client import notebook_client
 
 NOTEBOOKS = sorted(p.name for p in SOLUTIONS.glob("*.ipynb"))
@@ -129,6 +129,13 @@ def test_solution_notebook_executes_top_to_bottom(series, name):
     client = notebook_client(nb, timeout=240, kernel_name="python3", force_raise_errors=True,
                              resources={"metadata": {"path": str(series)}})
     client.execute()
+    for cell in nb.cells:  # every public test cell, twins included, says in one line that it passed (issue 51)
+        meta = cell.metadata.get("nbgrader", {})
+        public = cell.cell_type == "code" and meta.get("grade") and not meta.get("solution") \
+            and "BEGIN HIDDEN TESTS" not in cell.source and not meta["grade_id"].endswith(("-run-dev", "-run-test"))
+        if public:
+            said = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+            assert said.count("\n") == 1 and said.endswith(": all public checks passed\n"), (meta["grade_id"], said)
 
 
 def test_training_cells_wrote_the_seed_files(series):
@@ -137,3 +144,29 @@ def test_training_cells_wrote_the_seed_files(series):
     for name in ("vanilla.model.params", "vanilla.nopretrain.dev.predictions", "vanilla.pretrain.test.predictions",
                  "synthesizer.finetune.params", "synthesizer.pretrain.dev.predictions"):
         assert (out / name).is_file(), name
+
+
+def test_the_students_handout_table_gives_every_graded_cell_its_points():
+    """Does docs/students.md's handout table name every graded cell of the notebooks once, with its points, in the
+    notebook it is in, and add each row's points up right?"""
+    page = (REPO / "docs" / "students.md").read_text(encoding="utf-8")
+    section = page.split("## The handout, question by question")[1].split("\n## ")[0]
+    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ") and "`0" in line]
+    cells = {}
+    for name in NOTEBOOKS:
+        for cell in nbformat.read(SOLUTIONS / name, as_version=4).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade"):
+                cells[meta["grade_id"]] = (name.removesuffix(".ipynb"), float(meta["points"]))
+    tabled = {}
+    for _, notebooks, named, points, _ in rows:
+        found = re.findall(r"`([\w-]+)`(?: \.\.\. `([\w-]+)`)?: ([\d.]+)", named)
+        for first, last, value in found:
+            ids = [g for g in cells if first <= g <= last] if last else [first]
+            for grade_id in ids:
+                assert grade_id not in tabled and cells[grade_id][0] in notebooks, grade_id
+                tabled[grade_id] = float(value)
+        total = sum(tabled[g] for first, last, _ in found for g in ([g for g in cells if first <= g <= last]
+                                                                    if last else [first]))
+        assert total == float(points), (named, points)
+    assert tabled == {g: points for g, (_, points) in cells.items()}

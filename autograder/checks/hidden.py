@@ -1,8 +1,8 @@
 """Hidden checks: what the public checks do not judge, each in a hidden test cell of its own grade_id.
 
 What each adds to its part's public checks:
-- glue, ``02-glue-pretrained``: finetune given a params path loads those params, and train() trains once with the
-  trainer it is given, then saves to writing_params_path (the public check reads the returned configs only);
+- glue, ``02-glue-pretrained``: the public check's judges of finetune given a params path and of train()
+  (``course_lib.checks.glue_train``) on the grader's own world and params, which the student never sees;
 - span, ``03-span-hidden``: the public judge itself (``span_problems``) on larger blocks and more draws per plan;
 - synth, ``05-synthesizer-equivalence``: the layer's outputs against the reference solution's, on the original
   grader's case and fresh ones, and what attention dropout drops.
@@ -40,7 +40,8 @@ from pathlib import Path
 import torch
 
 from course_lib.checks.common import TOLERANCE, plain, sent
-from course_lib.checks.glue import finetune_pretrained_probe, one_step, setup_problems
+from course_lib.checks.glue import WITH_PARAMS, finetune_pretrained_probe, setup_problems
+from course_lib.checks.glue_train import loaded_problems, train_problems
 from course_lib.checks.inputs import (
     SYNTH_PARAMS,
     handout_state,
@@ -53,6 +54,7 @@ from course_lib.checks.inputs import (
 )
 from course_lib.checks.span import span_inputs, span_probe, span_problems
 from course_lib.checks.synth import (
+    ATTN_DROP,
     MalformedOutput,
     synth_dims,
     synthesizer_outputs,
@@ -96,58 +98,21 @@ def finetune_pretrained_inputs(rng: random.Random) -> dict:
             "item_indices": item_indices(rng, world), "seed": rng.randrange(2 ** 31)}
 
 
-def _same_state(got, want: dict) -> bool:
-    return isinstance(got, dict) and set(got) == set(want) and all(
-        isinstance(got[k], torch.Tensor) and got[k].shape == v.shape and torch.equal(got[k], v)
-        for k, v in want.items())
-
-
-def _distance(a: dict, b: dict) -> float:
-    return float(sum(float((a[k].double() - b[k].double()).pow(2).sum()) for k in b) ** 0.5)
-
-
-def _one_step_apart(inputs: dict, fields, before: dict, after: dict) -> bool:
-    """``after`` is one step of the trainer from ``before``: within a quarter of that step's length
-    of the judge's own step (another thread count rounds the step's sums otherwise, by far less; two
-    steps land a whole step away). True when the judge cannot take the step (fields it cannot
-    rebuild): the other checks decide then."""
-    want = one_step(inputs, fields, before)
-    return want is None or set(want) != set(after) or _distance(after, want) <= 0.25 * _distance(want, before)
-
-
 def finetune_pretrained_problems(inputs: dict, output) -> list[str]:
     """With params: loaded into the model, 10 epochs, the rest as without; train() trains that
-    model, then saves its params."""
+    model once, then saves its params where it is told (``course_lib.checks.glue_train``)."""
     if not isinstance(output, dict):
         return ["finetune's results did not come back"]
-    problems = setup_problems(inputs, output, "finetune after pretraining", 10)
-    if problems:
-        return problems
-    before = output.get("state_after_finetune")
-    if not _same_state(before, inputs["expected_state"]):
-        return ["finetune did not load the pretrained params into the model"]
-    saved, after, error = output.get("saved"), output.get("state_after_train"), output.get("train_error")
-    if saved is None and isinstance(error, str) and error.isidentifier():
-        return [f"train() raised {error} on one step of the trainer finetune returned"]
-    if not isinstance(after, dict) or set(after) != set(before):
-        return ["train() should train the model it is given"]
-    if all(torch.equal(after[k], v) for k, v in before.items()):
-        return ["train() should train the model it is given (one step of its trainer left the params unchanged)"]
-    if not _one_step_apart(inputs, output.get("trainer_config_run"), before, after):
-        return ["train() should train the model once with the trainer it is given, then save it: with that trainer "
-                "cut to one step, the params train() left are not those of one step"]
-    if not isinstance(saved, dict) or set(saved) != set(after):
-        return ["train() should save the model's params (its state_dict) to writing_params_path"]
-    if not _same_state(saved, after):
-        return ["train() should save the model's params after training it"]
-    return []
+    return (setup_problems(inputs, output, WITH_PARAMS, 10)
+            or loaded_problems(output.get("state_after_finetune"), inputs["expected_state"])
+            or train_problems(inputs, output, inputs["expected_state"]))
 
 
 # --- span: span corruption (03) ------------------------------------------------------------------
 
 def span_hidden_inputs(rng: random.Random) -> dict:
-    """The span check's inputs at the hidden block sizes and draw counts."""
-    return span_inputs(rng, block_sizes=SPAN_BLOCK_SIZES, samples=SPAN_SAMPLES)
+    """The span check's inputs at the hidden block sizes and draw counts (every kept length is the public plans')."""
+    return span_inputs(rng, block_sizes=SPAN_BLOCK_SIZES, samples=SPAN_SAMPLES, every_length=False)
 
 
 # --- synth: synthesizer attention (05) -----------------------------------------------------------
@@ -233,15 +198,13 @@ def _dropout_problems(case: dict, y: torch.Tensor) -> list[str]:
         error = (candidates - heads[:, :, t, None]).abs().amax(-1)  # (B, nh, M)
         best, choice = error.min(-1)
         if bool((best > TOLERANCE["atol"] + TOLERANCE["rtol"] * heads[:, :, t].abs().amax(-1)).any()):
-            return ["in training, attention dropout should zero attention weights and scale the rest by "
-                    "1/(1 - attn_pdrop), as in vanilla attention: apply self.attn_drop to the attention weights"]
+            return [f"{ATTN_DROP}: in training it zeroes some weights and scales the rest by 1/(1 - attn_pdrop)"]
         visible = weights[:, :, t, : t + 1] >= DROPOUT_IDENTIFIABLE  # (B, nh, t+1)
         chosen = masks[choice]  # (B, nh, t+1)
         kept += int((visible & (chosen == 1)).sum())
         dropped += int((visible & (chosen == 0)).sum())
     if kept + dropped >= 60 and (kept == 0 or dropped == 0):
-        return ["in training, attention dropout should drop attention weights at random (rate attn_pdrop): "
-                "apply self.attn_drop to the attention weights"]
+        return [f"{ATTN_DROP}: in training it drops attention weights at random (rate attn_pdrop)"]
     return []
 
 
@@ -259,7 +222,7 @@ def _where_differs(case: dict, y: torch.Tensor, want: torch.Tensor) -> str:
     if not bool(off.any()):
         return ""
     t, column = (int(v) for v in off.nonzero()[0])
-    return f": first at position t={t}, in head {column // (n_embd // n_head)}'s part (before the output projection)"
+    return f" first at t={t}, in head {column // (n_embd // n_head)}'s part before the output projection"
 
 
 def synthesizer_hidden_problems(inputs: dict, output) -> list[str]:
@@ -280,8 +243,8 @@ def synthesizer_hidden_problems(inputs: dict, output) -> list[str]:
         n_embd, n_head, _ = case["dims"]
         for x, y, want in zip(case["inputs"], result["outputs"], case["expected"]):
             if (y.double() - want.double()).norm() >= case["tolerance"] * max(1.0, float(want.norm())):
-                return [f"output differs from the expected attention for n_embd={n_embd}, n_head={n_head}, "
-                        f"T={x.size(1)}{_where_differs(case, y, want)}"]
+                return [f"output differs{_where_differs(case, y, want)} (n_embd={n_embd}, n_head={n_head}, "
+                        f"T={x.size(1)}, against the reference layer with the same weights)"]
     return []
 
 

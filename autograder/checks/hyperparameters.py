@@ -2,7 +2,7 @@
 
 The audit retrains with the course's reference code (``autograder.grading.audit``), so the
 student's own choices come from what the probe job already returned: each glue check's probe
-sends back the Trainer's config as plain values (``course_lib.checks.glue._fields``). The fields
+sends back the Trainer's config as plain values (``course_lib.checks.glue_train.trainer_fields``). The fields
 the checks pin (epochs, batch size, learning rate, schedule, workers) are the handout's when the
 check passed, so the reference's values are the student's; ``final_tokens`` was computed on the
 check's toy world and is left to the reference, which computes it as the check demands. Taken is

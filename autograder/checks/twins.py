@@ -159,7 +159,7 @@ def sinusoidal_phi(T: int, d: int) -> torch.Tensor:
 
 
 def _rate_hint(phi: torch.Tensor, want: torch.Tensor) -> str:
-    """Which way the pairs' rates are off, from the second pair's turn (public checks the first)."""
+    """Which way the pairs' rates are off, from the second pair's turn (public checks the first); "" if neither."""
     if phi.size(0) < 2 or phi.size(1) < 4:
         return ""
     got_turn = float(torch.atan2(phi[1, 2], phi[1, 3]))
@@ -167,8 +167,7 @@ def _rate_hint(phi: torch.Tensor, want: torch.Tensor) -> str:
     if abs(got_turn - want_turn) <= PHI_ATOL:
         return ""
     way = "quickly" if got_turn < want_turn else "slowly"
-    return (f"; the pairs' turning rates shrink too {way} from one pair to the next (look at the base and the "
-            "exponent of the formula)")
+    return f"the turning rates shrink too {way} from pair to pair (check the formula's base and exponent): "
 
 
 def phi_exact(phi: torch.Tensor, T: int, d: int, atol: float = PHI_ATOL) -> str | None:
@@ -182,8 +181,8 @@ def phi_exact(phi: torch.Tensor, T: int, d: int, atol: float = PHI_ATOL) -> str 
         return None
     # where and how often, never by how much: the gap plus the student's value gives the formula's
     t, j = (int(x) for x in off.nonzero()[0])
-    return (f"differs from the formula by more than {atol:g} in {int(off.sum())} of {T * d} entries, first in "
-            f"column {j} at t={t}{_rate_hint(phi, want)}")
+    return (f"{_rate_hint(phi, want)}differs from the formula by more than {atol:g} in {int(off.sum())} of {T * d} "
+            f"entries, first in column {j} at t={t}")
 
 
 def problems_08_b_exact(calls: Sequence[Sequence[int]], outputs: Sequence, atol: float = PHI_ATOL) -> list[str]:

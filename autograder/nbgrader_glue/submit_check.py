@@ -125,12 +125,15 @@ class FolderCheck:
     exchange: its Execute step's ``on_notebook_start`` hook (``c.Execute.on_notebook_start``; Validator's own list
     of steps cannot be configured). Logs every line; what will not be graded also becomes a failing cell at the end
     of Validate's copy of the notebook, the only place the browser's Validate button shows. The file is never
-    changed."""
+    changed. ``after``: the hook it follows (the course's naming of empty written answers), run first."""
 
-    def __init__(self, exchange_root: str | None, course_id: str | None):
+    def __init__(self, exchange_root: str | None, course_id: str | None, after=None):
         self.release_root = Path(exchange_root, course_id, "outbound") if exchange_root and course_id else None
+        self.after = after
 
-    def __call__(self, notebook, **_) -> None:
+    def __call__(self, notebook, **kwargs) -> None:
+        if self.after is not None:
+            self.after(notebook=notebook, **kwargs)
         folder = Path.cwd()
         try:
             lines = folder_warnings(folder, self.release_root / folder.name if self.release_root else None)

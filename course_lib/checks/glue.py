@@ -6,7 +6,7 @@ types in a number of the handout instead of reading it from its arguments fails 
 probes call the student's functions on it and send back what came out (configs as plain fields, the
 model's shapes, dropout rates and outputs, params before and after a trainer's step); the judges
 compare with what the handout asks of those arguments, naming what differs and never the value it
-should have.
+should have. What train() and a params file are held to is ``course_lib.checks.glue_train``'s.
 """
 from __future__ import annotations
 
@@ -19,37 +19,31 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from course_lib.checks.common import PLAIN, TOLERANCE, close, type_found
+from course_lib.checks.common import TOLERANCE, close, type_found
+from course_lib.checks.glue_train import (
+    DROPOUT_FIELDS,
+    TOKEN_COUNTS,
+    loaded_problems,
+    state_of,
+    still_config,
+    train_probe,
+    train_problems,
+    trainer_fields,
+)
 from course_lib.checks.inputs import item_indices, random_state, token_ids, toy_model, toy_world
 from course_lib.gpt.datasets import CharCorruptionDatasetBase, NameDataset
 from course_lib.gpt.model import GPT, GPTConfig
-from course_lib.gpt.trainer import Trainer, TrainerConfig
 from course_lib.gpt.vocab import PAD_CHAR
 
-TRAINER_FIELDS = [f.name for f in dataclasses.fields(TrainerConfig)]
 HANDOUT = dict(batch_size=256, learning_rate=6e-4, lr_decay=True, warmup_tokens=512 * 20, num_workers=4)
 PRETRAIN_HANDOUT = dict(HANDOUT, max_epochs=650, batch_size=128, learning_rate=6e-3)
-TOKEN_COUNTS = frozenset({"warmup_tokens", "final_tokens"})  # ints a whole float may stand for
-DROPOUT_FIELDS = ("embd_pdrop", "resid_pdrop", "attn_pdrop")
-# fields that shape a training step's arithmetic: the judge's own step takes the student's values
-STEP_FIELDS = ("batch_size", "learning_rate", "lr_decay", "warmup_tokens", "final_tokens", "betas", "grad_norm_clip",
-               "weight_decay", "decay_matrices_only", "shuffle", "trim_padding", "length_buckets", "autocast_bf16",
-               "fused_adamw")
+NO_PARAMS, WITH_PARAMS = "finetune (no params file)", "finetune (given a params file)"  # who the messages name
 # errors of the student's calls a check reports by type (a timeout is none of these)
 CRASHES = (ArithmeticError, AssertionError, AttributeError, LookupError, TypeError, ValueError, RuntimeError,
            OSError)
 
 
 # --- what the probes send back -------------------------------------------------------------------
-
-def _fields(config) -> dict:
-    """Every TrainerConfig field the object has, as plain values (absent ones as None)."""
-    out = {}
-    for name in TRAINER_FIELDS:
-        value = getattr(config, name, None)
-        out[name] = value if isinstance(value, PLAIN) else list(value) if isinstance(value, tuple) else repr(value)
-    return out
-
 
 def _pair(result, what: str) -> tuple:
     """(config, trainer) from a glue function's result; a clear error otherwise."""
@@ -69,8 +63,12 @@ def _dataset_view(dataset, indices: list[int]) -> dict:
     return {"length": len(dataset), "items": items}
 
 
-def _state(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+def _setup_view(config, trainer, indices: list[int] | None = None) -> dict:
+    """What a glue function returned: its config's fields, its Trainer's, and (given indices) its dataset's items."""
+    view = {"config": trainer_fields(config), "trainer_config": trainer_fields(trainer.config)}
+    if indices is not None:
+        view["dataset"] = _dataset_view(trainer.train_dataset, indices)
+    return view
 
 
 def dropout_rates(model: nn.Module) -> dict[str, float]:
@@ -115,10 +113,14 @@ def _one_step(trainer, model: nn.Module, seed: int) -> dict:
         trainer.train()
     except CRASHES as err:
         return {"train_error": type(err).__name__}
-    return {"state_after_step": _state(model)}
+    return {"state_after_step": state_of(model)}
 
 
 # --- the model init (02, 05) ---------------------------------------------------------------------
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
 
 def _config_of(shapes: dict) -> dict:
     """The GPTConfig sizes a vanilla or synthesizer GPT's parameter shapes show."""
@@ -135,7 +137,7 @@ def _config_of(shapes: dict) -> dict:
 def dropout_problems(got, config: GPTConfig, want: nn.Module, who: str) -> list[str]:
     """Every dropout module ``want`` has (by name), at the rate its config field gives it."""
     if not isinstance(got, dict):
-        return [f"{who} should return the course's GPT built from the config it is given"]
+        return [f"{who} should return the course's GPT, built from the config it is given"]
     rates = {field: getattr(config, field) for field in DROPOUT_FIELDS}
     wrong = set()
     for name, p in dropout_rates(want).items():
@@ -143,9 +145,9 @@ def dropout_problems(got, config: GPTConfig, want: nn.Module, who: str) -> list[
         if not (isinstance(rate, (int, float)) and not isinstance(rate, bool) and math.isclose(rate, p)):
             wrong |= {field for field, value in rates.items() if value == p}
     if wrong:
-        fields = ", ".join(f for f in DROPOUT_FIELDS if f in wrong)
-        return [f"{who} should build the model from the config it is given: its dropout rates are not that "
-                f"config's ({fields})"]
+        fields = _and([f for f in DROPOUT_FIELDS if f in wrong])
+        return [f"{who}: {fields} {'differs' if len(wrong) == 1 else 'differ'} from the config it is given (build the "
+                "model from that config)"]
     return []
 
 
@@ -154,7 +156,7 @@ def model_problems(view, config: GPTConfig, want: nn.Module, who: str, what: str
     shapes the config gives, the config's dropout rates. Each message one line, naming what differs."""
     if not isinstance(view, dict) or view.get("module") is not True:
         found = view.get("type") if isinstance(view, dict) and isinstance(view.get("type"), str) else type_found(view)
-        return [f"{who} should return {what} built from the config it is given; it returned a {found}"]
+        return [f"{who} returned a {found}: it should return {what}, built from the config it is given"]
     shapes = {k: list(v.shape) for k, v in want.state_dict().items()}
     got = view.get("shapes")
     if not isinstance(got, dict) or any(got.get(k) != v for k, v in shapes.items()):
@@ -162,22 +164,19 @@ def model_problems(view, config: GPTConfig, want: nn.Module, who: str, what: str
         fields = [f.name for f in dataclasses.fields(config)
                   if f.name in sizes and getattr(config, f.name) != sizes[f.name]]
         if fields:
-            named = fields[0] if len(fields) == 1 else ", ".join(fields[:-1]) + " and " + fields[-1]
-            why = f"the model it returned has another {named} than that config"
-        elif isinstance(got, dict) and not set(shapes) <= set(got):
-            why = "its parameters are not those of the model asked for (another attention, or other modules?)"
-        else:
-            why = "its parameters' shapes are not the ones that config gives"
-        return [f"{who} should build {what} from the config it is given: {why}"]
+            return [f"{who}: the model has another {_and(fields)} than the config it is given"]
+        if isinstance(got, dict) and not set(shapes) <= set(got):
+            return [f"{who}: another attention or other modules than {what} (the model's parameters differ)"]
+        return [f"{who}: the model's parameter shapes are not those the config it is given makes"]
     return dropout_problems(view.get("dropouts"), config, want, who)
 
 
 # --- configs and datasets ------------------------------------------------------------------------
 
-def config_problems(fields, expected: dict, what: str) -> list[str]:
-    """The TrainerConfig fields that differ from ``expected`` (named, never their values)."""
+def _differing(fields, expected: dict) -> list[str] | None:
+    """The TrainerConfig fields that differ from ``expected`` (named, never their values); None: no config at all."""
     if not isinstance(fields, dict) or all(v is None for v in fields.values()):
-        return [f"{what} should return a TrainerConfig first"]
+        return None
     wrong = []
     for name, want in expected.items():
         got = fields.get(name)
@@ -192,15 +191,23 @@ def config_problems(fields, expected: dict, what: str) -> list[str]:
             ok = isinstance(got, int) and got == want
         if not ok:
             wrong.append(name)
-    return [f"{what}: these TrainerConfig fields differ from the handout: {', '.join(wrong)}"] if wrong else []
+    return wrong
 
 
 def both_configs(output, expected: dict, what: str) -> list[str]:
     """The config a glue function returned, then its Trainer's (the runs read the trainer's own: the same)."""
     if not isinstance(output, dict):
         return [f"{what}'s results did not come back"]
-    return (config_problems(output.get("config"), expected, what)
-            or config_problems(output.get("trainer_config"), expected, f"{what} (the Trainer's config)"))
+    returned = _differing(output.get("config"), expected)
+    if returned is None:
+        return [f"{what} should return a TrainerConfig (and the Trainer built with it)"]
+    if returned:
+        return [f"{what}: {_and(returned)} {'is' if len(returned) == 1 else 'are'} not the handout's"]
+    trainers = _differing(output.get("trainer_config"), expected)
+    if trainers is None or trainers:
+        named = f"{_and(trainers)} {'differs' if len(trainers) == 1 else 'differ'}" if trainers else "config differs"
+        return [f"{what}: give its Trainer the TrainerConfig it returns (the Trainer's {named})"]
+    return []
 
 
 def finetune_expected(inputs: dict, max_epochs: int) -> dict:
@@ -213,7 +220,7 @@ def dataset_problems(inputs: dict, view, what: str) -> list[str]:
     pretrain = CharCorruptionDatasetBase(inputs["corpus"], inputs["block_size"])
     want = NameDataset(pretrain, inputs["train_text"])
     if not isinstance(view, dict) or view.get("length") != len(want):
-        return [f"{what} should train on a NameDataset of the file named by finetune_corpus_path"]
+        return [f"{what}: train on a NameDataset of the finetuning file (at finetune_corpus_path)"]
     items = view.get("items")
     if not isinstance(items, list) or len(items) != len(inputs["item_indices"]):
         return [f"{what}: the training examples did not come back complete"]
@@ -221,7 +228,7 @@ def dataset_problems(inputs: dict, view, what: str) -> list[str]:
         x, y = want[i]
         if not (isinstance(item, list) and len(item) == 2 and all(isinstance(t, torch.Tensor) for t in item)
                 and torch.equal(item[0], x) and torch.equal(item[1], y)):
-            return [f"{what} should train on a NameDataset of the file named by finetune_corpus_path"]
+            return [f"{what}: train on a NameDataset of the finetuning file (at finetune_corpus_path)"]
     return []
 
 
@@ -237,32 +244,36 @@ def finetune_config_inputs(rng: random.Random) -> dict:
     world = toy_world(rng)
     model = toy_model(world)
     return {**world, "state": random_state(model, rng, scale=0.1), "item_indices": item_indices(rng, world),
-            "idx": token_ids(rng, model.head.out_features, world["block_size"])}
+            "idx": token_ids(rng, model.head.out_features, world["block_size"]), "seed": rng.randrange(2 ** 31)}
 
 
 def finetune_config_probe(parts, inputs: dict) -> dict:
     """The model init on the config (shapes, dropout rates, logits with the given state); finetune without params
-    (its configs and the trainer's dataset), then with a params file (its configs)."""
+    (its configs and the trainer's dataset); then finetune given a params file, on the course's GPT without dropout
+    (its configs and the params it left in that model), and train() on the trainer it returned (glue_train)."""
     with tempfile.TemporaryDirectory(prefix="glue-") as tmp:
         corpus_dataset, train_path, mconf = _toy_world(inputs, Path(tmp))
         model = parts.initialize_vanilla_model(mconf)
         out = {"model": model_view(model, inputs["state"], inputs["idx"])}
         config, trainer = _pair(parts.finetune(None, train_path, corpus_dataset, inputs["block_size"], model),
                                 "finetune")
-        out.update(config=_fields(config), trainer_config=_fields(trainer.config),
-                   dataset=_dataset_view(trainer.train_dataset, inputs["item_indices"]))
+        out.update(_setup_view(config, trainer, inputs["item_indices"]))
         params = Path(tmp) / "pretrained.params"
         torch.save(inputs["state"], params)
-        # finetune the course's GPT: the params fit it
-        config, trainer = _pair(parts.finetune(str(params), train_path, corpus_dataset, inputs["block_size"],
-                                               GPT(mconf)), "finetune")
-        out["with_params"] = {"config": _fields(config), "trainer_config": _fields(trainer.config)}
+        still = GPT(still_config(inputs, corpus_dataset.vocab_size))  # the params fit it
+        config, trainer = _pair(parts.finetune(str(params), train_path, corpus_dataset, inputs["block_size"], still),
+                                "finetune")
+        out["with_params"] = {**_setup_view(config, trainer), "state_after_finetune": state_of(still)}
+        work = Path(tmp) / "train"
+        work.mkdir()
+        out["with_params"].update(train_probe(parts.train, still, trainer, work, inputs["seed"]))
         return out
 
 
 def finetune_config_problems(inputs: dict, output) -> list[str]:
     """The model init builds the course's GPT from its config; finetune's configs without params (75 epochs)
-    and with them (10 epochs) are the handout's, and it trains on a NameDataset of the file."""
+    and with them (10 epochs) are the handout's, and it trains on a NameDataset of the file; given a params file,
+    finetune loads it into the model it is given, and train() trains that model once, then saves it where told."""
     if not isinstance(output, dict):
         return ["finetune's results did not come back"]
     model = toy_model(inputs)
@@ -274,49 +285,15 @@ def finetune_config_problems(inputs: dict, output) -> list[str]:
         with torch.no_grad():
             want = model(inputs["idx"])[0]
         if not close(view.get("logits"), want, **TOLERANCE):
-            problems = ["initialize_vanilla_model should return the course's GPT (with its vanilla attention) built "
-                        "from the config it is given: with the same params, its outputs differ"]
-    return (problems or setup_problems(inputs, output, "finetune without pretraining", 75)
-            or both_configs(output.get("with_params"), finetune_expected(inputs, 10),
-                            "finetune after pretraining (given a params file)"))
-
-
-def _step_config(fields) -> TrainerConfig | None:
-    """A one-step TrainerConfig with the student's values of STEP_FIELDS (plain fields as a probe sends them), or
-    None when they cannot make one."""
-    defaults, chosen = TrainerConfig(), {}
-    for name in STEP_FIELDS:
-        value = fields.get(name) if isinstance(fields, dict) else None
-        default = getattr(defaults, name)
-        if name == "betas" and isinstance(value, list):
-            value = tuple(value)
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if value is None:
-            continue
-        if isinstance(value, type(default)) or (number and (isinstance(default, float) or name in TOKEN_COUNTS)):
-            chosen[name] = value
-        else:
-            return None
-    try:
-        return TrainerConfig(**chosen, max_epochs=1, max_steps=1, num_workers=0, progress=False)
-    except (TypeError, ValueError):
-        return None
-
-
-def one_step(inputs: dict, fields, state: dict) -> dict[str, torch.Tensor] | None:
-    """The params one step of the course's Trainer gives the toy model from ``state`` on the finetuning file, with
-    the step's fields of the student's config and the probe's seed (the judge's own step; the global generator is
-    left as it was). None when the fields cannot make a TrainerConfig."""
-    config = _step_config(fields)
-    if config is None:
-        return None
-    pretrain = CharCorruptionDatasetBase(inputs["corpus"], inputs["block_size"])
-    model = GPT(GPTConfig(pretrain.vocab_size, inputs["block_size"], **inputs["model"]))
-    model.load_state_dict(state)
-    with torch.random.fork_rng():
-        torch.manual_seed(inputs.get("seed", 0))
-        Trainer(model, NameDataset(pretrain, inputs["train_text"]), None, config).train()
-    return _state(model)
+            problems = ["initialize_vanilla_model: with the same params its outputs are not the course's GPT's "
+                        "(vanilla attention, built from the config it is given)"]
+    with_params = output.get("with_params")
+    problems = (problems or setup_problems(inputs, output, NO_PARAMS, 75)
+                or both_configs(with_params, finetune_expected(inputs, 10), WITH_PARAMS))
+    if problems:
+        return problems
+    return (loaded_problems(with_params.get("state_after_finetune"), inputs["state"])
+            or train_problems(inputs, with_params, inputs["state"]))
 
 
 def finetune_pretrained_probe(parts, inputs: dict) -> dict:
@@ -326,21 +303,10 @@ def finetune_pretrained_probe(parts, inputs: dict) -> dict:
         model = parts.initialize_vanilla_model(mconf)
         config, trainer = _pair(parts.finetune(inputs["params_file"], train_path, corpus_dataset,
                                                inputs["block_size"], model), "finetune")
-        out = {"config": _fields(config), "trainer_config": _fields(trainer.config),
-               "state_after_finetune": _state(model),
-               "dataset": _dataset_view(trainer.train_dataset, inputs["item_indices"])}
-        trainer.config.max_epochs, trainer.config.max_steps, trainer.config.num_workers = 1, 1, 0
-        trainer.config.progress, trainer.config.ckpt_path = False, None
-        # what the step runs with (the judge takes the same)
-        out["trainer_config_run"] = _fields(trainer.config)
-        saved = Path(tmp) / "trained.params"
-        torch.manual_seed(inputs.get("seed", 0))
-        try:
-            parts.train(model, str(saved), trainer)
-        except Exception as err:  # judged after the config and dataset, which may say why it failed
-            out["train_error"] = type(err).__name__
-        out["state_after_train"] = _state(model)
-        out["saved"] = torch.load(saved, map_location="cpu", weights_only=True) if saved.is_file() else None
+        out = {**_setup_view(config, trainer, inputs["item_indices"]), "state_after_finetune": state_of(model)}
+        work = Path(tmp) / "train"
+        work.mkdir()
+        out.update(train_probe(parts.train, model, trainer, work, inputs.get("seed", 0)))
         return out
 
 
@@ -365,11 +331,10 @@ def pretrain_config_probe(parts, inputs: dict) -> dict:
     of that trainer trains the model given."""
     dataset = PlainCorpus(inputs["corpus"], inputs["block_size"])
     model = GPT(GPTConfig(dataset.vocab_size, inputs["block_size"], **inputs["model"]))
-    before = _state(model)
+    before = state_of(model)
     config, trainer = _pair(parts.pretrain(dataset, inputs["block_size"], model), "pretrain")
     data = getattr(trainer.train_dataset, "data", None)
-    out = {"config": _fields(config), "trainer_config": _fields(trainer.config),
-           "documents": list(data) if isinstance(data, list) else None}
+    out = {**_setup_view(config, trainer), "documents": list(data) if isinstance(data, list) else None}
     step = _one_step(trainer, model, inputs.get("seed", 0))
     after = step.pop("state_after_step", None)
     out.update(step)
@@ -390,8 +355,8 @@ def pretrain_config_problems(inputs: dict, output) -> list[str]:
         return ["pretrain should train on the pretraining dataset it is given"]
     error = output.get("train_error")
     if isinstance(error, str) and error.isidentifier():
-        return [f"one step of the Trainer pretrain returned raised {error}"]
+        return [f"pretrain: one step of the Trainer it returns raised {error}"]
     if output.get("trained") is not True:
-        return ["pretrain should return a Trainer that trains the model it is given (one step of that Trainer left "
-                "the model's params unchanged: does it train a copy?)"]
+        return ["pretrain: its Trainer should train the model it is given, not a copy (one step of it left the "
+                "model's params unchanged)"]
     return []

@@ -126,6 +126,13 @@ def kept_cap(block_size: int) -> int:
     return int(block_size * 7 / 8)
 
 
+def span_block(rng: random.Random, low: int, high: int) -> int:
+    """A block size in [low, high] the handout never shows, whose 7/8 ``round`` takes up: a cap of
+    round(block_size * 7/8) for int(...) then keeps one character too many on every seed, never only on some."""
+    return rng.choice([n for n in range(low, high + 1)
+                       if n not in HANDOUT_NUMBERS and round(n * 7 / 8) != kept_cap(n)])
+
+
 # the course data's own edge cases, in every span corpus (span_lengths adds block_size and the cap)
 EDGE_LENGTHS = (0, 1, 2, 3)  # wiki.txt ends with an empty document; 1-3 are under any truncation
 LONGEST_DOCUMENT = 516  # the original wiki.txt's longest (the world's are under 90)
@@ -159,20 +166,22 @@ def span_corpus(rng: random.Random, block_size: int, documents: int = 8) -> str:
     return "\n".join(text_of_length(rng, n) for n in span_lengths(rng, block_size, documents))
 
 
-def span_plan(rng: random.Random, block_size: int, samples: int, tiny_share: float = 1 / 3) -> dict:
-    """``samples`` document indices and a seed: each edge document EDGE_DRAWS times first, then in a random order a
-    ``tiny_share`` of the rest on the tiny documents and three in four of the others on documents the truncation cuts
-    (at least the cap long)."""
+def span_plan(rng: random.Random, block_size: int, samples: int, tiny_share: float = 1 / 3,
+              cut_draws: int = 0) -> dict:
+    """``samples`` document indices (more where ``cut_draws`` asks) and a seed: each edge document EDGE_DRAWS times
+    first, then in a random order a ``tiny_share`` of the rest on the tiny documents and three in four of the others
+    on documents the truncation cuts (longer than the cap), at least ``cut_draws`` of those."""
     text = span_corpus(rng, block_size)
     lengths = [len(d) for d in text.split("\n")]
     cap = kept_cap(block_size)
     edge = [i for i, n in enumerate(lengths) if n in EDGE_LENGTHS or n in (cap, block_size) or n >= LONGEST_DOCUMENT]
     tiny = [i for i, n in enumerate(lengths) if n in TINY_LENGTHS]
-    long = [i for i, n in enumerate(lengths) if n >= cap]
+    cut = [i for i, n in enumerate(lengths) if n > cap]
     short = [i for i, n in enumerate(lengths) if max(TINY_LENGTHS) < n < cap]
     rest = [rng.choice(tiny) for _ in range(int((samples - EDGE_DRAWS * len(edge)) * tiny_share))]
-    rest += [rng.choice(long) if rng.random() < 3 / 4 else rng.choice(short)
-             for _ in range(samples - EDGE_DRAWS * len(edge) - len(rest))]
+    others = samples - EDGE_DRAWS * len(edge) - len(rest)
+    long_draws = max(cut_draws, round(others * 3 / 4))
+    rest += [rng.choice(cut) for _ in range(long_draws)] + [rng.choice(short) for _ in range(others - long_draws)]
     rng.shuffle(rest)
     # edge documents first, shortest first: a dataset that cannot take one fails on the same
     # document whatever the seed (the empty one, when it is that)

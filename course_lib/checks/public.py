@@ -64,7 +64,7 @@ class PublicCheck:
     probe: Callable[[object, dict], object]  # (the student's parts, inputs) -> raw output
     judge: Callable[[dict, object], list[str]]  # (inputs, raw output) -> problems; empty: passed
     passed: str  # what the notebook prints when it passes ("subject: all public checks passed")
-    unwritten: str = ""  # the message when the student's code raises NotImplementedError
+    where: str  # where the student writes what it checks (a message names it when that is not written yet)
 
 
 def run_public(grade_id: str, parts, seed: int | None = None, replay: str = "") -> None:
@@ -75,10 +75,8 @@ def run_public(grade_id: str, parts, seed: int | None = None, replay: str = "") 
     try:
         output = check.probe(parts, sent(inputs))
     except NotImplementedError as err:
-        what = unwritten(err)  # the function still holding the release's stub, if any
-        detail = check.unwritten or (f"{what} is not written yet" if what else str(err)) or \
-            f"write {' and '.join(check.needs)} in this notebook first"
-        raise CheckFailed(f"{check.passed.split(':')[0]}: {detail}") from None
+        what = unwritten(err) or " or ".join(check.needs)  # the function still holding the release's stub
+        raise CheckFailed(f"{what} is not written yet: write it in {check.where}") from None
     problems = check.judge(inputs, plain(output))
     if problems:
         again = f"; `{replay.format(seed=seed)}` runs it again on the same inputs" if replay else ""
@@ -94,34 +92,32 @@ def _parts(**named) -> types.SimpleNamespace:
 # --- the table, and the functions the notebooks' test cells call ---------------------------------
 
 PUBLIC: dict[str, PublicCheck] = {c.grade_id: c for c in (
-    PublicCheck("02-glue-config", ("initialize_vanilla_model", "finetune"), finetune_config_inputs,
+    PublicCheck("02-glue-config", ("initialize_vanilla_model", "finetune", "train"), finetune_config_inputs,
                 finetune_config_probe, finetune_config_problems,
-                "finetune (without pretraining): all public checks passed",
-                "initialize_vanilla_model and finetune are not written yet (this notebook's glue cell)"),
+                "finetune and train: all public checks passed", "notebook 02's glue cell"),
     PublicCheck("03-span-public", ("CharCorruptionDataset",), span_inputs, span_probe, span_problems,
-                "span corruption: all public checks passed",
-                "__getitem__ is not written yet (CharCorruptionDataset, in this notebook's span corruption cell)"),
+                "span corruption: all public checks passed", "notebook 03's cell with class CharCorruptionDataset"),
     PublicCheck("04-pretrain-config", ("pretrain",), pretrain_config_inputs, pretrain_config_probe,
-                pretrain_config_problems, "pretrain: all public checks passed",
-                "pretrain is not written yet (this notebook's glue cell)"),
+                pretrain_config_problems, "pretrain: all public checks passed", "notebook 04's glue cell"),
     PublicCheck("05-synthesizer-public", ("SynthesizerAttention",), synthesizer_public_inputs, synthesizer_probe,
                 synthesizer_public_problems, "synthesizer: all public checks passed",
-                "SynthesizerAttention.forward is not written yet: write it in notebook 05's synthesizer cell (the "
-                "one with `class SynthesizerAttention`)"),
+                "notebook 05's cell with class SynthesizerAttention"),
     PublicCheck("05-synthesizer-model", ("SynthesizerAttention", "initialize_synthesizer_model"),
                 synthesizer_model_inputs, synthesizer_model_probe, synthesizer_model_problems,
-                "synthesizer model: all public checks passed"),
+                "synthesizer model: all public checks passed", "notebook 05's cells"),
 )}
 
 
-def check_finetune_config(initialize_vanilla_model, finetune, seed: int | None = None) -> None:
-    run_public("02-glue-config", _parts(initialize_vanilla_model=initialize_vanilla_model, finetune=finetune), seed,
-               "check_finetune_config(initialize_vanilla_model, finetune, seed={seed})")
+def check_finetune_config(initialize_vanilla_model, finetune, train, seed: int | None = None) -> None:
+    run_public("02-glue-config", _parts(initialize_vanilla_model=initialize_vanilla_model, finetune=finetune,
+                                        train=train), seed,
+               "check_finetune_config(initialize_vanilla_model, finetune, train, seed={seed})")
 
 
 def check_span_corruption_basic(dataset_class, seed: int | None = None) -> None:
     if not issubclass(dataset_class, CharCorruptionDatasetBase):
-        raise CheckFailed("CharCorruptionDataset must subclass CharCorruptionDatasetBase")
+        raise CheckFailed("CharCorruptionDataset should subclass CharCorruptionDatasetBase (class "
+                          "CharCorruptionDataset(CharCorruptionDatasetBase))")
     run_public("03-span-public", _parts(CharCorruptionDataset=dataset_class), seed,
                "check_span_corruption_basic(CharCorruptionDataset, seed={seed})")
 

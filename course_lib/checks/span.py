@@ -9,6 +9,7 @@ fails).
 """
 from __future__ import annotations
 
+import bisect
 import math
 import random
 import types
@@ -18,7 +19,7 @@ import numpy as np
 import torch
 
 from course_lib.checks.common import DELTA, plain
-from course_lib.checks.inputs import TINY_LENGTHS, draw_size, kept_cap, span_plan
+from course_lib.checks.inputs import TINY_LENGTHS, kept_cap, span_block, span_plan
 from course_lib.gpt.datasets import CharCorruptionDatasetBase
 from course_lib.gpt.vocab import MASK_CHAR, PAD_CHAR
 
@@ -34,10 +35,23 @@ RELATIVE_FROM = 24
 PAIRS = 37  # pairs a randomness test needs: 0.5^37 < DELTA
 
 
-def span_inputs(rng: random.Random, block_sizes=SPAN_PUBLIC["block_sizes"], samples=SPAN_PUBLIC["samples"]) -> dict:
-    """A plan per (low, high) of ``block_sizes``: a block size the handout never shows, and its samples."""
-    return {"plans": [span_plan(rng, draw_size(rng, low, high), n)
-                      for (low, high), n in zip(block_sizes, samples)]}
+def every_length_draws(upper: int, delta: float = DELTA) -> int:
+    """Draws on documents longer than a length L that make a right answer keep L at least once with probability
+    >= 1 - delta / (upper - 3), for every L of 4..upper at once >= 1 - delta (see span_problems)."""
+    values = upper - 3
+    return math.ceil(math.log(delta / values) / math.log(1 - 1 / values))
+
+
+def span_inputs(rng: random.Random, block_sizes=SPAN_PUBLIC["block_sizes"], samples=SPAN_PUBLIC["samples"],
+                every_length: bool = True) -> dict:
+    """A plan per (low, high) of ``block_sizes``: a block size the handout never shows (``span_block``) and its
+    samples, with (``every_length``) enough draws on documents the truncation cuts to see every kept length."""
+    plans = []
+    for (low, high), n in zip(block_sizes, samples):
+        block_size = span_block(rng, low, high)
+        cut_draws = every_length_draws(kept_cap(block_size)) if every_length else 0
+        plans.append(span_plan(rng, block_size, n, cut_draws=cut_draws))
+    return {"plans": plans}
 
 
 def _pack(samples: list) -> dict:
@@ -101,8 +115,7 @@ def _crash(plan: dict, got: dict) -> str | None:
     length = len(plan["corpus"].split("\n")[plan["draws"][draw]])
     where = ("an empty document (wiki.txt ends with one)" if length == 0 else
              f"a document of {length} character{'s' if length != 1 else ''}")
-    return (f"__getitem__ raised {error} on {where}: every document of the corpus must give an example, however "
-            "short or long")
+    return f"__getitem__ raised {error} on {where}: every document must give an example, however short or long"
 
 
 def _span_rows(plan: dict, got) -> tuple[torch.Tensor, torch.Tensor] | str:
@@ -161,11 +174,19 @@ def span_problems(inputs: dict, output) -> list[str]:
     document when it is shorter than 4).
 
     Statistical, each at most DELTA = 1e-11 to fail a right answer (a check has at most
-    2 per plan + 5 events: <= 1e-9 for up to 40 plans):
-    - truncation (per plan): over the n draws on documents at least u long, the shortest
-      kept length must be <= 4 + m and the longest >= u - m, where m is the least with
-      (1 - (m + 1)/(u - 3))^n <= DELTA (``extreme_slack``): for a uniform L over the
-      u - 3 lengths, each end is missed with probability (1 - (m + 1)/(u - 3))^n.
+    3 per plan + 5 events: <= 1e-9 for up to 30 plans):
+    - every kept length (per plan): the handout draws L uniformly from the u - 3 lengths
+      4..u (``random.randint(4, u)``), so a right answer keeps each length l of 4..u with
+      probability at least p = 1/(u - 3) on a document longer than l (exactly p when it cuts
+      the document to L; 1/(min(d, u) - 3) >= p when it draws L from the lengths the
+      document allows). Over the n_l draws on documents longer than l, l is never kept with
+      probability <= (1 - p)^n_l. Each l with (1 - p)^n_l <= DELTA/(u - 3) must occur: all
+      of them at once fail a right answer with probability <= DELTA (a union bound over at
+      most u - 3 lengths). A public plan draws ``every_length_draws(u)`` documents longer
+      than u, so every l of 4..u is checked there; where fewer draws leave the longest
+      lengths unchecked (the hidden plans of the largest blocks), the longest kept length
+      over the n draws on documents at least u long must be >= u - m, m the least with
+      (1 - (m + 1)/(u - 3))^n <= DELTA (``extreme_slack``): one more event.
     - masked length mean, twice (all plans pooled; then only the texts of 4 to SHORT_KEPT
       characters kept whole, where a masked length drawn from anything but the kept text
       shows most): o_i = masked_i - L_i/4. A right answer has |E[o_i | L_i]| <= 1.5
@@ -189,16 +210,14 @@ def span_problems(inputs: dict, output) -> list[str]:
       fails with probability <= 2^-k <= DELTA.
     """
     if not isinstance(output, list) or len(output) != len(inputs["plans"]):
-        return ["span corruption: the samples did not come back complete"]
+        return ["the span corruption samples did not come back complete"]
     pooled = {"kept": [], "offsets": [], "short_kept": [], "short_offsets": [], "long_kept": [], "relative": [],
               "by_kept": defaultdict(list), "starts": defaultdict(list)}
     for number, (plan, got) in enumerate(zip(inputs["plans"], output)):
         rows = _span_rows(plan, got)
-        if isinstance(rows, str):
-            return [f"span corruption (block_size {plan['block_size']}): {rows}"]
-        problems = _plan_problems(number, plan, *rows, pooled)
-        if problems:
-            return [f"span corruption (block_size {plan['block_size']}): " + "; ".join(problems)]
+        problems = [rows] if isinstance(rows, str) else _plan_problems(number, plan, *rows, pooled)
+        if problems:  # one line each, what to fix first and the block size last
+            return [f"{problem} (block_size {plan['block_size']})" for problem in problems]
     return _masked_problems(pooled)
 
 
@@ -226,18 +245,19 @@ def _spelled(xs: torch.Tensor, ys: torch.Tensor, itos: list[str]) -> list[str] |
 
 
 def _plan_problems(number: int, plan: dict, xs: torch.Tensor, ys: torch.Tensor, pooled: dict) -> list[str]:
-    """The deterministic properties of every sample of one plan, and its truncation's reach."""
+    """The deterministic properties of every sample of one plan, and its truncation's reach; one line per kind of
+    mistake (the first example of each kind says it, a kept length out of range its farthest)."""
     block_size = plan["block_size"]
     vocab = CharCorruptionDatasetBase(plan["corpus"], block_size).vocab
     itos = [vocab.itos[i] for i in range(len(vocab))]
     documents = plan["corpus"].split("\n")
     upper = kept_cap(block_size)
-    long_kept = []
-    problems: list[str] = []
+    cuts = []  # (document length, kept length) of every example of 4 or more characters kept
+    problems: dict[str, str] = {}  # kind -> message, in the order first met
+    outside = []  # kept lengths outside 4..upper
 
-    def fail(message: str) -> None:
-        if message not in problems:
-            problems.append(message)
+    def fail(kind: str, message: str) -> None:
+        problems.setdefault(kind, message)
 
     texts = _spelled(xs, ys, itos)
     if texts is None:
@@ -245,27 +265,25 @@ def _plan_problems(number: int, plan: dict, xs: torch.Tensor, ys: torch.Tensor, 
     unshifted = (xs[:, 1:] != ys[:, :-1]).any(dim=1).tolist()  # (draws,)
     for idx, text, off in zip(plan["draws"], texts, unshifted):
         if off:
-            fail("y should be x shifted left by one character (x[1:] == y[:-1])")
+            fail("shift", "y should be x shifted left by one character (x[1:] == y[:-1])")
         body = text.rstrip(PAD_CHAR)
         if PAD_CHAR in body:
-            fail("padding should appear only at the end of an example")
+            fail("padding", "padding should appear only at the end of an example")
         parts = body.split(MASK_CHAR)
         if len(parts) != 4 or parts[3] != "":
-            fail(f"an example should look like prefix{MASK_CHAR}suffix{MASK_CHAR}masked{MASK_CHAR} then padding"
-                 + (" (an empty document too)" if not documents[idx] else ""))
+            fail("layout", f"an example should look like prefix{MASK_CHAR}suffix{MASK_CHAR}masked{MASK_CHAR} then "
+                           "padding, an empty document's too")
             continue
         prefix, suffix, masked = parts[:3]
         kept = len(prefix) + len(masked) + len(suffix)
         document = documents[idx]
         if not document.startswith(prefix + masked + suffix):
-            fail("prefix + masked + suffix should be the start of the document, in order")
+            fail("order", "prefix + masked + suffix should be the start of the document, in order")
         if not min(4, len(document)) <= kept <= upper:  # a document shorter than 4 is kept whole
-            fail(f"the truncated document should keep between 4 and int(block_size * 7/8) = {upper} characters, "
-                 f"kept {kept}")
-        if len(document) >= upper:
-            long_kept.append(kept)
+            outside.append(kept)
         if kept < 4:
             continue  # a document of 0-3 characters: any split of it is right
+        cuts.append((len(document), kept))
         pooled["kept"].append(kept)
         pooled["offsets"].append(len(masked) - kept / 4)
         if kept >= RELATIVE_FROM:
@@ -277,19 +295,43 @@ def _plan_problems(number: int, plan: dict, xs: torch.Tensor, ys: torch.Tensor, 
         pooled["by_kept"][kept].append(len(masked))
         if kept - len(masked) >= 3:
             pooled["starts"][(number, idx, kept, len(masked))].append(len(prefix))
-    return problems or _truncation_problems(long_kept, upper)
+    if outside:
+        farthest = max(outside) if max(outside) > upper else min(outside)
+        fail("range", f"keep 4 to int(block_size * 7/8) = {upper} characters of a document: one example kept "
+                      f"{farthest}")
+    return list(problems.values()) or _truncation_problems(cuts, upper)
 
 
-def _truncation_problems(kept: list[int], upper: int) -> list[str]:
-    """Both ends of 4..upper reached, to the resolution the number of draws allows (see span_problems)."""
-    slack = extreme_slack(len(kept), upper - 3)
-    if slack is None:
+def _spans(lengths: list[int]) -> str:
+    """Sorted lengths as runs ("4", "37-42", "4, 9-11"), the first five runs at most."""
+    runs: list[list[int]] = []
+    for n in lengths:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    text = [str(a) if a == b else f"{a}-{b}" for a, b in runs]
+    return ", ".join(text[:5]) + (", ..." if len(text) > 5 else "")
+
+
+def _truncation_problems(cuts: list[tuple[int, int]], upper: int) -> list[str]:
+    """Every kept length of 4..upper seen, as far as the draws can say; the longest end otherwise (span_problems)."""
+    values = upper - 3
+    lengths = sorted(d for d, _ in cuts)
+    seen = {kept for d, kept in cuts if kept < d}
+    need = every_length_draws(upper)
+    checked = [n for n in range(4, upper + 1) if len(lengths) - bisect.bisect_right(lengths, n) >= need]
+    missing = [n for n in checked if n not in seen]
+    if missing:
+        return [f"the truncation length never took {_spans(missing)}: draw it from all of 4..int(block_size * 7/8) "
+                f"= {upper}, each equally likely"]
+    if checked and checked[-1] == upper:
         return []
-    shortest, longest = min(kept), max(kept)
-    if longest < upper - slack or shortest > 4 + slack:
-        return [f"the truncation length should be random, every length from 4 to int(block_size * 7/8) = {upper} "
-                f"possible: over {len(kept)} examples of documents longer than that, the kept lengths ran from "
-                f"{shortest} to {longest}"]
+    long_kept = [kept for d, kept in cuts if d >= upper]
+    slack = extreme_slack(len(long_kept), values)
+    if slack is not None and max(long_kept) < upper - slack:
+        return [f"the truncation length never reached past {max(long_kept)}: draw it from all of "
+                f"4..int(block_size * 7/8) = {upper}, each equally likely"]
     return []
 
 
@@ -298,40 +340,38 @@ def _pairs(groups) -> list[tuple[int, int]]:
     return [(a, b) for values in groups for a, b in zip(values[0::2], values[1::2])]
 
 
-def _mean_problem(offsets: list[float], kept: list[int], which: str) -> list[str]:
-    if not offsets:
-        return []
-    mean = sum(offsets) / len(offsets)
-    if abs(mean) <= mean_tolerance(kept):
-        return []
-    return [f"span corruption: the masked span should be a quarter of the kept text on average, {which} (off by "
-            f"{mean:+.1f} characters over {len(offsets)} examples)"]
+def _mean_off(offsets: list[float], kept: list[int]) -> float | None:
+    """The mean offset when it is past what a right answer shows (mean_tolerance); None otherwise."""
+    mean = sum(offsets) / len(offsets) if offsets else 0.0
+    return mean if offsets and abs(mean) > mean_tolerance(kept) else None
 
 
 def _masked_problems(pooled: dict) -> list[str]:
     """The masked span's length (a quarter of L on average, random) and position (random): see span_problems."""
     # short texts first (their message names the mistake: a length drawn from the truncation), then
     # a span a fixed share of the text off a quarter (it shows on every draw), then all texts
-    problems = _mean_problem(pooled["short_offsets"], pooled["short_kept"],
-                             f"in documents of 4 to {SHORT_KEPT} characters kept whole: its length should come from "
-                             "the text kept, not from the truncation length drawn")
+    problems = []
     relative = pooled["relative"]
-    if not problems and relative:
-        mean = sum(relative) / len(relative)
-        if abs(mean) > relative_tolerance(pooled["long_kept"]):
-            problems = [f"span corruption: the masked span should be a quarter of the kept text on average: in texts "
-                        f"of {RELATIVE_FROM} characters or more it was {1 / 4 + mean:.3f} of the text over "
-                        f"{len(relative)} examples"]
-    if not problems:
-        problems = _mean_problem(pooled["offsets"], pooled["kept"], "over all texts")
+    short = _mean_off(pooled["short_offsets"], pooled["short_kept"])
+    mean = sum(relative) / len(relative) if relative else 0.0
+    if short is not None:
+        problems = [f"draw the masked length from the text kept, not from the truncation length: in documents of 4 "
+                    f"to {SHORT_KEPT} characters kept whole it is off a quarter of the text by {short:+.1f} "
+                    f"characters on average ({len(pooled['short_offsets'])} examples)"]
+    elif relative and abs(mean) > relative_tolerance(pooled["long_kept"]):
+        problems = [f"the masked span should be a quarter of the kept text on average; it was {1 / 4 + mean:.3f} of "
+                    f"it in texts of {RELATIVE_FROM} characters or more ({len(relative)} examples)"]
+    elif (off := _mean_off(pooled["offsets"], pooled["kept"])) is not None:
+        problems = [f"the masked span should be a quarter of the kept text on average; it was off by {off:+.1f} "
+                    f"characters ({len(pooled['offsets'])} examples)"]
     lengths = _pairs(masked for kept, masked in pooled["by_kept"].items() if kept >= 12)
     if len(lengths) >= PAIRS and all(a == b for a, b in lengths):
-        problems.append("span corruption: the masked span's length should be random")
+        problems.append("the masked span's length should be random: every text of one length masked as many "
+                        "characters")
     starts = _pairs(pooled["starts"].values())
     if len(starts) >= PAIRS and all(a == b for a, b in starts):
-        problems.append(f"span corruption: where the masked span starts should be random: over {len(starts)} pairs "
-                        "of examples of one document with the same kept and masked lengths, it always started at "
-                        "the same place")
+        problems.append(f"where the masked span starts should be random: over {len(starts)} pairs of examples of one "
+                        "document with the same kept and masked lengths, it always started at the same place")
     return problems
 
 

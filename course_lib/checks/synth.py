@@ -34,6 +34,9 @@ from course_lib.gpt.model import GPT, GPTConfig
 DROPOUT_BATCH = 16  # rows of the attention-dropout case: each head-row is kept or dropped
 TERM_SCORE = 3.0  # c: large enough that an uneven weight pattern is clearly uneven
 TERMS = ("relu", "b2", "scale", "heads")  # judging order: each assumes the earlier ones pass
+# what to check when position 0, which attends only to itself, differs
+POSITION_0 = "check the causal mask, the softmax's dim (the last), the heads' split and merge"
+ATTN_DROP = "apply self.attn_drop to the attention weights, after the softmax, as in vanilla attention"
 
 
 def synth_dims(rng: random.Random) -> list[int]:
@@ -127,12 +130,12 @@ def _b2_hint(case: dict, y: torch.Tensor) -> str:
     T = x.size(1)
     scores = _term_scores(case, T)
     if close(y, _mixed(x, _causal_softmax(torch.zeros_like(scores))), **TOLERANCE):
-        return ": b2 has no effect on your weights (is it added to each row instead of each column?)"
+        return "b2 has no effect on your weights (is it added to each row instead of each column?)"
     for label, size in (("head size", n_embd // n_head), ("n_embd", n_embd), ("T", T)):
         for power, way in ((-0.5, "divided"), (0.5, "multiplied")):
             if close(y, _mixed(x, _causal_softmax(scores * size ** power)), **TOLERANCE):
-                return f": your scores are {way} by sqrt({label}); the synthesizer's scores are not scaled"
-    return ""
+                return f"your scores are {way} by sqrt({label}); the synthesizer's scores are not scaled"
+    return "add b2[s] unscaled to the score of position s in every row"
 
 
 def term_problems(case: dict, y: torch.Tensor) -> list[str]:
@@ -149,27 +152,25 @@ def term_problems(case: dict, y: torch.Tensor) -> list[str]:
     term = case["term"]
     if t == 0:
         # position 0 attends only to itself, whatever the scores: the term is not what differs
-        return ["the first position can only attend to itself, so with the value and the projection the identity its "
-                f"output should be its own input; yours differs there (head {head}'s columns): check the causal mask, "
-                "the softmax over the last dimension, and how the heads are split and put back together"]
+        return [POSITION_0 + f": with the value and the projection the identity, position 0's output should be its own "
+                f"input (it can only attend to itself); yours differs in head {head}'s columns"]
     if term == "relu":
-        return [f"with w1's weight 0 and its bias negative, X A_i + b1 < 0, so ReLU(X A_i + b1) = 0 and (b2 = 0) "
-                f"every score is 0: position t should attend equally to positions 0..t. Yours differs at t={t} "
-                f"(head {head}): "
-                "apply ReLU to w1's output X A_i + b1, before multiplying by B (w2)"]
+        return ["apply ReLU to w1's output X A_i + b1, before multiplying by B (w2): with w1's weight 0 and its bias "
+                "negative, ReLU(X A_i + b1) = 0 and (b2 = 0) every score is 0, so position t should attend equally "
+                f"to positions 0..t; yours differs at t={t} (head {head})"]
     if term == "b2":
-        return [f"with ReLU(X A_i + b1) = 0 (w1's weight 0, its bias negative) the scores are b2 alone: position t "
-                "should weigh each position s <= t by exp(b2[s]), b2[s] added unscaled to the score of position s in "
-                f"every row. Yours differs at t={t} (head {head}){_b2_hint(case, y)}"]
+        return [f"{_b2_hint(case, y)}: with ReLU(X A_i + b1) = 0 (w1's weight 0, its bias negative) the scores are "
+                "b2 alone, so position t should weigh each position s <= t by exp(b2[s]); yours differs at "
+                f"t={t} (head {head})"]
     if term == "scale":
-        return [f"with w1's weight 0 and its bias c > 0 everywhere, ReLU(X A_i + b1) B is c times the sum of B's "
-                f"(w2's) rows, and b2 = minus that makes every score 0: position t should attend equally to positions "
-                f"0..t. Yours differs at t={t} (head {head}): add b1 (w1's bias) before the ReLU, and leave the "
-                "scores unscaled (the synthesizer has no 1/sqrt(d))"]
-    return [f"with b2 = 0 and w1's bias c on another unit in each head, every head has weights of its own; with the "
-            f"value and projection the identity, output columns {head * hs}..{(head + 1) * hs - 1} are head {head}'s "
-            f"values mixed by head {head}'s weights. Yours differ there first, at t={t}: head i is columns i*hs to "
-            "(i+1)*hs - 1 of w1's and value's outputs, and the heads go back side by side in that order"]
+        return ["add b1 (w1's bias) before the ReLU, and leave the scores unscaled (no 1/sqrt(d)): with w1's "
+                "weight 0 and its bias c > 0, ReLU(X A_i + b1) B is c times the sum of B's (w2's) rows, and b2 = minus "
+                f"that makes every score 0, so position t should attend equally to 0..t; yours differs at t={t} "
+                f"(head {head})"]
+    return [f"head i is columns i*hs to (i+1)*hs - 1 of w1's and value's outputs, and the heads go back side by side "
+            f"in that order: with b2 = 0 and w1's bias c on another unit in each head, output columns "
+            f"{head * hs}..{(head + 1) * hs - 1} are head {head}'s values mixed by head {head}'s weights; yours "
+            f"differ there first, at t={t}"]
 
 
 # --- the public layer check ----------------------------------------------------------------------
@@ -226,8 +227,8 @@ def synthesizer_outputs(inputs: dict, output) -> list[dict]:
         if not isinstance(result, dict) or result.get("subclass") is not True:
             raise MalformedOutput("SynthesizerAttention must subclass SynthesizerAttentionBase")
         if result.get("unloaded"):
-            raise MalformedOutput("SynthesizerAttention should keep the given parameters (w1, w2, b2, value, proj) "
-                             "under their given names")
+            raise MalformedOutput("SynthesizerAttention should keep the given parameters (w1, w2, b2, value, "
+                                  "proj) under their given names")
         for key in ("outputs", "eval") if case.get("train") else ("outputs",):
             outs = result.get(key)
             if not isinstance(outs, list) or len(outs) != len(case["inputs"]):
@@ -236,12 +237,11 @@ def synthesizer_outputs(inputs: dict, output) -> list[dict]:
                 if not isinstance(y, torch.Tensor) or tuple(y.shape) != tuple(x.shape):
                     shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type_found(y)
                     raise MalformedOutput(f"forward should return a tensor shaped like its input {tuple(x.shape)}, "
-                                     f"got {shape}")
+                                          f"got {shape}")
                 if not bool(torch.isfinite(y).all()):
-                    raise MalformedOutput("in training, forward returned NaN or infinite values: attention dropout "
-                                     "should act on the attention weights (after the softmax), as in vanilla "
-                                     "attention" if case.get("train") and key == "outputs"
-                                     else "forward returned NaN or infinite values")
+                    raise MalformedOutput(f"{ATTN_DROP}: in training, forward returned NaN or infinite values"
+                                          if case.get("train") and key == "outputs"
+                                          else "forward returned NaN or infinite values")
     return output
 
 
@@ -255,7 +255,7 @@ def _causal_problems(xs: list[torch.Tensor], ys: list[torch.Tensor], state: dict
         x, x2 = xs[i], xs[i + 1]
         if x.shape == x2.shape and torch.equal(x[:, :-1], x2[:, :-1]) and not torch.equal(x, x2):
             if not torch.allclose(ys[i][:, :-1], ys[i + 1][:, :-1], **TOLERANCE):
-                return ["changing the last position changed earlier outputs: the causal mask is missing or misplaced"]
+                return ["the causal mask is missing or misplaced: changing the last position changed earlier outputs"]
     for x, y in zip(xs, ys):
         longer = next((j for j, z in enumerate(xs) if z.size(1) > x.size(1) and z.size(0) == x.size(0)
                        and torch.equal(z[:, : x.size(1)], x)), None)
@@ -263,8 +263,8 @@ def _causal_problems(xs: list[torch.Tensor], ys: list[torch.Tensor], state: dict
             return ["a shorter sequence should give the same outputs on its positions"]
         first = _linear(_linear(x[:, 0], state, "value"), state, "proj")  # (B, C)
         if not torch.allclose(y[:, 0].double(), first, **TOLERANCE):
-            return ["the first position can only attend to itself, so its output should be the output projection "
-                    "of its own value: check how values, heads and the projection are combined"]
+            return ["check how values, heads and the output projection combine: position 0 can only attend to "
+                    "itself, so its output should be the projection of its own value"]
     return []
 
 
@@ -288,13 +288,11 @@ def _attention_dropout_problems(case: dict, y: torch.Tensor) -> list[str]:
     got = y[:, 0].double()[:, None, :]  # (B, 1, C)
     near = ((got - candidates).abs() <= TOLERANCE["atol"] + TOLERANCE["rtol"] * candidates.abs()).all(-1)
     if not bool(near.any(-1).all()):
-        return ["in training, attention dropout should zero attention weights and scale the rest by "
-                "1/(1 - attn_pdrop), as in vanilla attention: apply self.attn_drop to the attention weights"]
+        return [f"{ATTN_DROP}: in training it zeroes some weights and scales the rest by 1/(1 - attn_pdrop)"]
     choice = near.float().argmax(-1)  # (B,) the first matching combination of kept heads
     kept = torch.tensor(list(itertools.product((0, 1), repeat=n_head)))[choice]  # (B, nh)
     if bool(kept.all()) or not bool(kept.any()):
-        return ["in training, attention dropout should drop attention weights at random (rate attn_pdrop): "
-                "apply self.attn_drop to the attention weights"]
+        return [f"{ATTN_DROP}: in training it drops attention weights at random (rate attn_pdrop)"]
     return []
 
 
@@ -307,8 +305,8 @@ def _residual_dropout_problems(case: dict, y: torch.Tensor, y_eval: torch.Tensor
     ok = (y.double() == 0) | torch.isclose(y.double(), scaled, **TOLERANCE)
     zeros = (y == 0) & (y_eval != 0)
     if not bool(ok.all()) or not bool(zeros.any()) or bool(zeros.all()):
-        return ["in training, the output should go through self.resid_drop after the projection, as in vanilla "
-                "attention"]
+        return ["apply self.resid_drop after the output projection, as in vanilla attention (in training it drops "
+                "output elements at random)"]
     return []
 
 
@@ -372,7 +370,8 @@ def synthesizer_model_problems(inputs: dict, output) -> list[str]:
     """The course's GPT of the given config (shapes and dropout rates by module name, in any order they were made)
     with the student's SynthesizerAttention in every block."""
     who, what = "initialize_synthesizer_model", "the course's GPT with your SynthesizerAttention in every block"
-    wrong = [f"{who} should return {what}, built from the config it is given"]
+    wrong = [f"{who}: put your SynthesizerAttention in every block of the course's GPT, built from the config it "
+             "is given"]
     if not isinstance(output, dict):
         return wrong
     config = GPTConfig(**inputs["config"])

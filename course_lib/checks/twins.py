@@ -20,7 +20,7 @@ import torch
 
 from course_lib.checks.common import type_found
 from course_lib.gpt.attention_math import DTYPE, attend, attention_weights, self_attention
-from course_lib.notebook.check_failed import CheckFailed
+from course_lib.notebook.check_failed import BULLET, CheckFailed
 
 # two scores this close (relative to the larger) are read both as a tie and as they stand: rounding
 # must not part a tie the maths accepts (see _readings)
@@ -56,16 +56,19 @@ def _and(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def assert_passes(problems: Sequence[str]) -> None:
-    """For the notebooks' test cells: fail with every message, or pass silently.
+def assert_passes(problems: Sequence[str], subject: str = "") -> None:
+    """For the notebooks' test cells: fail with every message, or (given the ``subject`` it checks) print in one
+    line that it passed ("(a) q_copy: all public checks passed").
 
     What is not written yet comes first, in one line ("M and q_avg are not written yet: ..."), then the
     other messages, one line each."""
     if not problems:
+        if subject:
+            print(f"{subject}: all public checks passed")
         return
     suffix = f" {NOT_WRITTEN}"
     unwritten = list(dict.fromkeys(p.removesuffix(suffix) for p in problems if p.endswith(suffix)))
-    lines = [f"- {p}" for p in problems if not p.endswith(suffix)]
+    lines = [f"{BULLET}{p}" for p in problems if not p.endswith(suffix)]
     if unwritten:
         one = len(unwritten) == 1
         lines.insert(0, f"{_and(unwritten)} {'is' if one else 'are'} not written yet: write {'it' if one else 'them'} "
@@ -196,7 +199,7 @@ def average_problems(q, name: str, keys: torch.Tensor, values: torch.Tensor, pai
         gap = min(max_gap(c, target_c) for c in _readings(v, keys, values, pair))
         if gap > atol:
             label = target or f"(values[{i}] + values[{j}]) / 2"
-            return [f"with {name}{where}, c differs from {label} by up to {gap:.2g} (allowed: {atol:g}); its "
+            return [f"with {name}, c differs from {label} by up to {gap:.2g} (allowed: {atol:g}){where}; its "
                     f"largest attention weights are {_weights_summary(v, keys)}"]
         return []
     return run_check(check)
@@ -220,7 +223,7 @@ def problems_07_c(q_single, means: torch.Tensor, values: torch.Tensor, a: int, b
     scale, and rejects right answers with a large factor).
     """
     return average_problems(q_single, "q_single", means, values, (a, b), atol, target="(values[a] + values[b]) / 2",
-                            where=" and every key at its mean (the limit of a vanishing covariance)")
+                            where=", every key at its mean (the limit of a vanishing covariance)")
 
 
 # --- 07 (d): two heads, a stretched k_a ----------------------------------------------------------
@@ -255,9 +258,9 @@ def problems_07_d(q_1, q_2, means: torch.Tensor, values: torch.Tensor, a: int, b
                       for c2 in _readings(q2, keys, values, (a, b)))
             allowed = atol if eps == 1.0 else stretch_atol
             if gap > allowed:
-                where = "with every key at its mean" if eps == 1.0 else f"with k_a stretched to {eps:g} times its mean"
-                return [f"{where}, (c_1 + c_2) / 2 differs from (values[a] + values[b]) / 2 by up to {gap:.2g} "
-                        f"(allowed: {allowed:g}); head 1's largest attention weights are "
+                where = "every key at its mean" if eps == 1.0 else f"k_a stretched to {eps:g} times its mean"
+                return [f"with q_1 and q_2, (c_1 + c_2) / 2 differs from (values[a] + values[b]) / 2 by up to "
+                        f"{gap:.2g} (allowed: {allowed:g}) with {where}; head 1's largest attention weights are "
                         f"{_weights_summary(q1, keys)}, head 2's are {_weights_summary(q2, keys)}"]
         return []
     return run_check(check)
@@ -291,10 +294,11 @@ def problems_07_e(c2_plain, K, Q, V, X: torch.Tensor, u_b: torch.Tensor, u_c: to
                  if max_gap(got, want) > atol]
         if not wrong:
             return []
-        message = "self_attention(X, K, Q, V): " + "; ".join(wrong) + f" (allowed: {atol:g})"
+        message = "with K, Q, V, self_attention(X, K, Q, V): " + "; ".join(wrong) + f" (allowed: {atol:g})"
         swapped = self_attention(X, q, k, v)
         if max_gap(swapped[0], u_b - u_c) <= atol and max_gap(swapped[1], u_b) <= atol:
-            message += ". With K and Q exchanged it would pass: K makes the keys (k_i = K x_i), Q the queries"
+            message = ("K and Q are exchanged (with them swapped it passes): K makes the keys (k_i = K x_i), Q the "
+                       "queries; " + message)
         return [message]
 
     problems += run_check(check_plain)

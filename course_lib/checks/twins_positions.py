@@ -78,8 +78,8 @@ def problems_08_a(P, outputs: Sequence, calls: Sequence, params: Sequence[torch.
         want = P_i @ position_free_layer(X_i, *params)  # part (a): the layer on the permuted input
         gap = max_gap(got, want)
         if gap > 1e-4 * max(1.0, float(want.abs().max())):
-            problems.append(f"permuted_output(P, X) for a new P and X differs by up to {gap:.2g} from the layer "
-                            "applied to the permuted input; it should be computed from its arguments P and X")
+            problems.append(f"permuted_output(P, X) should compute the layer on the permuted input from its "
+                            f"arguments P and X: for a new P and X it is off by up to {gap:.2g}")
             break
     return problems
 
@@ -146,13 +146,13 @@ def phi_properties(phi: torch.Tensor, T: int, d: int, atol: float = PHI_ATOL) ->
     off = (radius - 1).abs() > atol
     if bool(off.any()):
         t, i = (int(x) for x in off.nonzero()[0])
-        return (f"columns {2 * i} and {2 * i + 1} at t={t} are ({float(s[t, i]):.5f}, {float(c[t, i]):.5f}), at "
-                f"distance {float(radius[t, i]):.5f} from 0: the two columns of a pair are the sine and the cosine "
-                "of one angle, a point on the unit circle")
+        return (f"a column pair should be the sine and cosine of one angle (on the unit circle): columns {2 * i} "
+                f"and {2 * i + 1} at t={t} are ({float(s[t, i]):.5f}, {float(c[t, i]):.5f}), at distance "
+                f"{float(radius[t, i]):.5f} from 0")
     start = torch.cat([s[0].abs(), (c[0] - 1).abs()])
     if bool((start > atol).any()):
-        return ("at t=0 every angle is 0, so every even column should start at sin 0 and every odd column at cos 0; "
-                f"row 0 starts at {[round(float(x), 5) for x in phi[0, :4]]}{' ...' if d > 4 else ''}")
+        return ("row 0 should be sin 0, cos 0, sin 0, ... (even columns sine, odd cosine, every angle 0 at t=0); it "
+                f"starts at {[round(float(x), 5) for x in phi[0, :4]]}{' ...' if d > 4 else ''}")
     if T < 2:
         return None
     turns = _turns(phi)
@@ -161,30 +161,30 @@ def phi_properties(phi: torch.Tensor, T: int, d: int, atol: float = PHI_ATOL) ->
     uneven = (turns - rates).abs() > 2 * atol
     if bool(uneven.any()):
         t, i = (int(x) for x in uneven.nonzero()[0])
-        return (f"columns {2 * i} and {2 * i + 1} turn by {float(turns[t, i]):.5f} rad from t={t} to t={t + 1} but by "
-                f"{float(rates[i]):.5f} rad per step on average: a pair's angle should grow by the same amount at "
-                "every step (it is t times a rate of the pair's own)")
+        return (f"a pair's angle should grow by the same amount at every step (t times the pair's rate): columns "
+                f"{2 * i} and {2 * i + 1} turn by {float(turns[t, i]):.5f} rad from t={t} to t={t + 1}, "
+                f"{float(rates[i]):.5f} on average")
     if abs(float(rates[0]) - 1) > atol:
-        return (f"columns 0 and 1 turn by {float(rates[0]):.5f} rad per position; their angle is t / 10000^0, "
-                "so they should turn by one radian per position (in radians, not degrees)")
+        return (f"columns 0 and 1 should turn by one radian per position (angle t / 10000^0, in radians, not "
+                f"degrees); they turn by {float(rates[0]):.5f}")
     if rates.numel() >= 2:
         ratios = rates[1:] / rates[:-1]
         if not bool(((ratios > 0) & (ratios < 1)).all()):
             i = int((~((ratios > 0) & (ratios < 1))).nonzero()[0])
-            return (f"pair {i} (columns {2 * i}, {2 * i + 1}) turns by {float(rates[i]):.5f} rad per position and "
-                    f"pair {i + 1} by {float(rates[i + 1]):.5f}: the turning rates should shrink from each pair to "
-                    "the next (a larger power of 10000 divides t)")
+            return (f"the turning rates should shrink from each pair to the next (a larger power of 10000 divides t): "
+                    f"pair {i} (columns {2 * i}, {2 * i + 1}) turns by {float(rates[i]):.5f} rad per position, pair "
+                    f"{i + 1} by {float(rates[i + 1]):.5f}")
         spread = (ratios - ratios[0]).abs() / ratios[0]
         if bool((spread > RATIO_RTOL).any()):
             i = int((spread > RATIO_RTOL).nonzero()[0])
-            return (f"the turning rates shrink by {float(ratios[0]):.5f} from pair 0 to pair 1 but by "
-                    f"{float(ratios[i]):.5f} from pair {i} to pair {i + 1}: the exponent grows by the same step from "
-                    "pair to pair, so the rates should shrink by the same factor each time")
+            return (f"the rates should shrink by one factor from pair to pair (the exponent grows by one step): "
+                    f"{float(ratios[0]):.5f} from pair 0 to pair 1 but {float(ratios[i]):.5f} from pair {i} to "
+                    f"pair {i + 1}")
         factor, want = float(ratios[0]), BASE ** (-2 / d)
         if abs(factor / want - 1) > RATIO_RTOL:
-            return (f"the turning rates shrink by {factor:.5f} from each pair to the next; pair i's angle is "
-                    f"t / 10000^(2i/d), so at d={d} they should shrink by 10000^(-2/d) = {want:.5f}: look at the base "
-                    "10000, the factor 2 in the exponent 2i/d, and the d the function is given")
+            return (f"check the base 10000, the 2 in the exponent 2i/d and the d given: pair i's angle is "
+                    f"t / 10000^(2i/d), so at d={d} the rates should shrink by 10000^(-2/d) = {want:.5f} a pair, not "
+                    f"{factor:.5f}")
     return None
 
 

@@ -7,13 +7,16 @@ student reads what is wrong and what to do, not the checker's call stack.
 """
 from __future__ import annotations
 
+PREFIX = "Check failed: "  # before a check's first line, in the notebook and in what Validate lists
+BULLET = "- "  # before each line of a check that says several things (the twins')
+
 
 class CheckFailed(AssertionError):
     """A check's verdict on the student's code, worded for the student."""
 
     def _render_traceback_(self) -> list[str]:
         lines = str(self).splitlines() or ["the check failed"]
-        return [f"Check failed: {lines[0]}", *lines[1:]]
+        return [f"{PREFIX}{lines[0]}", *lines[1:]]
 
 
 def require(condition: object, message: str) -> None:

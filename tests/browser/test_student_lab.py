@@ -12,7 +12,7 @@ import urllib.request
 from .conftest import solution_source
 from .ui import assert_no_widget_text, cell, open_notebook, output, panel, run_all, run_cells, wait_for_widget
 
-NOT_WRITTEN = "span corruption: __getitem__ is not written yet"
+NOT_WRITTEN = "CharCorruptionDataset.__getitem__ is not written yet"
 INSTRUCTOR_SIGNS = ("Create Assignment", "Formgrader", "Course List", "Assignment List", "grading")
 
 

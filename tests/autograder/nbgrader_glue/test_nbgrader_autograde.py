@@ -340,7 +340,8 @@ def test_every_lost_point_has_a_readable_reason(course):
     # the reference loses only the hidden checks, which say where their points come from
     assert by_student["reference"] and all("judged by the course's grader" in r for r in by_student["reference"])
     wanted = {  # student -> words its reasons must contain
-        "blank": "finetune are not", "partial": "finetune are not", "edits_test_cell": "not written yet",
+        "blank": "initialize_vanilla_model is not", "partial": "initialize_vanilla_model is not",
+        "edits_test_cell": "not written yet",
         "deletes_test_cell": "deleted", "hangs": "time limit", "memory_hog": "MemoryError",
         "syntax_error": "SyntaxError", "fake_success": "not written yet", "snoops": "not in the submission",
         "corrupt_json": "could not be read",

@@ -19,6 +19,7 @@ from course_lib.checks.public import (
 from course_lib.gpt.attention import SynthesizerAttentionBase
 from course_lib.gpt.model import GPT, GPTConfig
 from course_lib.notebook.check_failed import CheckFailed
+from course_lib.notebook.validate import SHOWN
 
 
 def test_unwritten_synthesizer_forward_is_named():
@@ -28,7 +29,8 @@ def test_unwritten_synthesizer_forward_is_named():
         def forward(self, x):
             raise NotImplementedError()
 
-    with pytest.raises(AssertionError, match="forward is not written yet.*notebook 05"):
+    with pytest.raises(AssertionError, match="SynthesizerAttention.forward is not written yet: write it in notebook "
+                                             "05"):
         check_synthesizer_shapes(SynthesizerAttention)
 
 
@@ -42,7 +44,7 @@ def test_every_public_cell_runs_the_graders_check():
 
 def test_reference_passes_every_public_cell(reference, capsys):
     """Do the reference solutions pass every public cell, as the notebooks call them, on a fresh seed?"""
-    check_finetune_config(reference.initialize_vanilla_model, reference.finetune)
+    check_finetune_config(reference.initialize_vanilla_model, reference.finetune, reference.train)
     check_span_corruption_basic(reference.CharCorruptionDataset)
     check_pretrain_config(reference.pretrain)
     check_synthesizer_shapes(reference.SynthesizerAttention)
@@ -69,16 +71,15 @@ def test_a_failure_names_its_seed_and_the_seed_replays_it(reference):
 
 @pytest.mark.parametrize(("init", "said"), [
     (lambda mconf: GPT(GPTConfig(mconf.vocab_size, 128)),
-     "initialize_vanilla_model should build the course's GPT from the config it is given: the model it returned has "
-     "another block_size, n_layer and n_embd than that config"),
-    (lambda mconf: None, "initialize_vanilla_model should return the course's GPT built from the config it is given; "
-                         "it returned a NoneType"),
+     "initialize_vanilla_model: the model has another block_size, n_layer and n_embd than the config it is given"),
+    (lambda mconf: None, "initialize_vanilla_model returned a NoneType: it should return the course's GPT, built from "
+                         "the config it is given"),
 ])
 def test_an_init_that_ignores_the_config_is_explained_in_one_line(reference, init, said):
     """Does 02's public cell say in one line that the model ignores its config (issue 40: a raw load_state_dict
     traceback), followed only by the seed's line?"""
     with pytest.raises(CheckFailed) as failed:
-        check_finetune_config(init, reference.finetune, seed=5)
+        check_finetune_config(init, reference.finetune, reference.train, seed=5)
     first, seed_line = str(failed.value).splitlines()
     assert first == said and seed_line.startswith("(inputs of seed 5")
 
@@ -99,3 +100,17 @@ def test_public_checks_draw_no_handout_number(reference):
             assert not {n_embd, n_embd // n_head, block_size} & HANDOUT_NUMBERS and n_head in HEAD_COUNTS
         config = checks.synthesizer_model_inputs(rng)["config"]
         assert not {config["n_embd"], config["block_size"], config["vocab_size"]} & HANDOUT_NUMBERS
+
+
+def train_not_written(model, writing_params_path, trainer):
+    raise NotImplementedError()
+
+
+def test_an_unwritten_function_is_named_first_with_where_to_write_it(reference):
+    """Does 02's public cell, now that it calls train() too, name the function still holding the release's stub and
+    where to write it, in the first 80 characters (issue 51: "initialize_vanilla_model and finetune" whatever was
+    unwritten)?"""
+    with pytest.raises(CheckFailed) as failed:
+        check_finetune_config(reference.initialize_vanilla_model, reference.finetune, train_not_written, seed=1)
+    said = "train_not_written is not written yet: write it in notebook 02's glue cell"
+    assert str(failed.value) == said and len(said) <= SHOWN

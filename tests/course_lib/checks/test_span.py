@@ -338,11 +338,20 @@ def _both(expect):
     return dict.fromkeys(SPAN_IDS, expect)
 
 
-# name: (class, {grade_id: what the message must say; None: only that it fails specifically}); a check not
-# named may pass the variant (the public check samples one block size and fewer examples)
+class SpanRoundedCap(SpanSteps):
+    """round() for int() of block_size * 7/8: one character more than the cap whenever 7/8 of the block ends in .5
+    or more (issue 51: it passed the grader's public part on the seed that drew a block without)."""
+
+    def kept_length(self, document):
+        return random.randint(4, round(self.block_size * 7 / 8))
+
+
+# name: (class, {grade_id: what the message must say in its first 80 characters; None: only that it fails
+# specifically}); a check not named may pass the variant (the public check samples fewer examples)
+NEVER = "the truncation length never took"
 SPAN_WRONG = {
     "no truncation": (SpanWholeDocument, _both(None)),
-    "truncation never random": (SpanFixedTruncation, _both("truncation length should be random")),
+    "truncation never random": (SpanFixedTruncation, _both(NEVER)),
     "masked span always L//4": (SpanQuarterAlways, _both("masked span's length should be random")),
     "masked span always round(L/4)": (SpanQuarterRounded, _both("masked span's length should be random")),
     "masked span L/2 on average": (SpanHalfMasked, _both("quarter of the kept text")),
@@ -351,14 +360,15 @@ SPAN_WRONG = {
     "masked span in the middle": (SpanMaskedInMiddle, _both("start of the document")),
     "float tensors": (SpanFloats, _both("LongTensors")),
     "length block_size": (SpanBlockLong, _both("should both have shape")),
-    "truncation up to block_size": (SpanTruncateToBlock, _both("int(block_size * 7/8)")),
+    "truncation up to block_size": (SpanTruncateToBlock, _both("keep 4 to int(block_size * 7/8)")),
+    "truncation cap rounded": (SpanRoundedCap, {"03-span-public": "keep 4 to int(block_size * 7/8)",
+                                                "03-span-hidden": None}),
     "keeps the end of the document": (SpanKeepsEnd, _both("start of the document")),
-    "middle mask missing": (SpanMiddleMaskMissing, _both(None)),
+    "middle mask missing": (SpanMiddleMaskMissing, _both(f"prefix{MASK}suffix{MASK}masked{MASK}")),
     "final mask missing": (SpanFinalMaskMissing, _both(f"prefix{MASK}suffix{MASK}masked{MASK}")),
-    "truncation capped at 3/4 of the block": (SpanCapThreeQuarters, _both("truncation length should be random")),
-    "longest length never drawn": (SpanLongestNeverDrawn, {"03-span-hidden": "truncation length should be random"}),
-    "shortest length (4) never drawn": (SpanShortestNeverDrawn,
-                                        {"03-span-hidden": "truncation length should be random"}),
+    "truncation capped at 3/4 of the block": (SpanCapThreeQuarters, _both(NEVER)),
+    "longest length never drawn": (SpanLongestNeverDrawn, {"03-span-public": NEVER}),
+    "shortest length (4) never drawn": (SpanShortestNeverDrawn, _both(f"{NEVER} 4:")),
     "masked span a sixth on average": (SpanMaskedSixth, _both("quarter of the kept text on average")),
     "masked span an eighth on average": (SpanMaskedEighth, _both("quarter of the kept text on average")),
     "masked span a third on average": (SpanMaskedThird, _both("quarter of the kept text on average")),
@@ -366,7 +376,7 @@ SPAN_WRONG = {
                                                                       "document (wiki.txt ends with one)")),
     "masked span always at the end": (SpanMaskedAtTheEnd, _both("where the masked span starts should be random")),
     "masked length from the drawn truncation length": (SpanMaskedFromDrawnLength,
-                                                       _both("its length should come from the text kept")),
+                                                       _both("draw the masked length from the text kept")),
 }
 
 

@@ -329,8 +329,8 @@ SYNTH_VALID = {"steps": SynthSteps, "einsum": SynthEinsum, "float64": SynthFloat
                "torch.where mask": SynthWhereMask, "einsum scores, permute": SynthEinsumScores,
                "resid_drop registered before attn_drop": SynthDropoutsFirst}
 PASSES = "passes"  # a check that cannot see the mistake (it passes, and must)
-ATTN_DROPOUT = "attention dropout"
-POSITION_0 = "the first position can only attend to itself"
+ATTN_DROPOUT = "apply self.attn_drop to the attention weights"
+POSITION_0 = "check the causal mask, the softmax's dim (the last), the heads' split and merge"
 RELU = "apply ReLU to w1's output X A_i + b1, before multiplying by B"
 HEADS = "head i is columns i*hs to (i+1)*hs - 1"
 NO_B2 = "b2 has no effect on your weights"
@@ -341,12 +341,14 @@ def _synth(public, hidden=None):
     return {"05-synthesizer-public": public, "05-synthesizer-equivalence": public if hidden is None else hidden}
 
 
-# name: (class, {grade_id: what its message must say, or PASSES}); an id not named is not asserted. The public
+# name: (class, {grade_id: what its message must say in its first 80 characters, or PASSES}); an id not named is not
+# asserted. The public
 # check names the term, head or position of every mistake here but the dropout-only ones; the hidden messages say
 # what differs too (issue 40: "output differs" alone told a student nothing).
 SYNTH_WRONG = {
-    "no causal mask": (SynthNoMask, _synth("causal mask")),
-    "mask after softmax": (SynthMaskAfterSoftmax, _synth(None, "causal mask")),
+    "no causal mask": (SynthNoMask, _synth("the causal mask is missing or misplaced", POSITION_0)),
+    "mask after softmax": (SynthMaskAfterSoftmax, _synth("check how values, heads and the output projection combine",
+                                                         POSITION_0)),
     "no ReLU": (SynthNoRelu, _synth(RELU)),
     "ReLU after B": (SynthReluAfterB, _synth(RELU)),
     "no b2": (SynthNoB2, _synth(NO_B2)),
@@ -355,15 +357,17 @@ SYNTH_WRONG = {
     "scores scaled by 1/sqrt(hs)": (SynthScaled, _synth("divided by sqrt(head size)")),
     "scores scaled by 1/sqrt(n_embd)": (SynthScaledByEmbd, _synth("divided by sqrt(n_embd)")),
     "heads interleaved": (SynthHeadsInterleaved, _synth(HEADS)),
-    "w2 and b2 sliced from the end": (SynthLastColumns, _synth("shorter sequence", "first at position t=1")),
-    "softmax over the query dim": (SynthSoftmaxOverQueries, _synth(None, "the softmax over the last dimension")),
+    "w2 and b2 sliced from the end": (SynthLastColumns, _synth("shorter sequence", "output differs first at t=1")),
+    "softmax over the query dim": (SynthSoftmaxOverQueries, _synth(None, POSITION_0)),
     "no output projection": (SynthNoProjection, _synth("output projection", "before the output projection")),
     "heads merged without transposing": (SynthMergeWithoutTranspose,
-                                         _synth("changed earlier outputs", "how the heads are split")),
-    "heads concatenated in reverse": (SynthHeadsReversed, _synth(POSITION_0)),
-    "attends over x, not value(x)": (SynthNoValue, _synth(POSITION_0, "first at position t=0")),
+                                         _synth("the causal mask is missing or misplaced", POSITION_0)),
+    "heads concatenated in reverse": (SynthHeadsReversed, _synth("check how values, heads and the output projection",
+                                                                 POSITION_0)),
+    "attends over x, not value(x)": (SynthNoValue, _synth("check how values, heads and the output projection",
+                                                          "output differs first at t=0")),
     "no attention dropout": (SynthNoAttentionDropout, _synth(ATTN_DROPOUT)),
-    "no residual dropout": (SynthNoResidualDropout, {"05-synthesizer-public": "resid_drop"}),
+    "no residual dropout": (SynthNoResidualDropout, {"05-synthesizer-public": "apply self.resid_drop"}),
     "dropout on the scores": (SynthDropoutOnScores, _synth(ATTN_DROPOUT)),
     "dropout on the values": (SynthDropoutOnValues, _synth(ATTN_DROPOUT)),
     "dropout without 1/(1-p)": (SynthDropoutUnscaled, _synth(ATTN_DROPOUT)),
@@ -449,7 +453,7 @@ def test_synthesizer_model_wrong_variants_fail(reference, grade, prepared):
     for name, init in _synth_model_wrong(reference).items():
         for seed in SEEDS:
             problems = grade("05-synthesizer-model", with_parts(reference, initialize_synthesizer_model=init), seed)
-            assert_fails(problems, "initialize_synthesizer_model should")
+            assert_fails(problems, "initialize_synthesizer_model")
 
 
 def test_synthesizer_model_compares_dropout_rates_whatever_their_order(reference, grade):
@@ -465,7 +469,7 @@ def test_synthesizer_model_compares_dropout_rates_whatever_their_order(reference
                    reference.SynthesizerAttention)
 
     problems = grade("05-synthesizer-model", with_parts(reference, initialize_synthesizer_model=swapped), 0)
-    assert_fails(problems, "its dropout rates are not that config's (resid_pdrop, attn_pdrop)")
+    assert_fails(problems, "resid_pdrop and attn_pdrop differ from the config")
 
 
 def test_synthesizer_model_with_a_persistent_mask_passes(reference, grade):
@@ -482,5 +486,5 @@ def test_synthesizer_in_the_first_block_only_fails_on_every_fresh_config(referen
     assert all(inputs(random.Random(seed))["config"]["n_layer"] >= 2 for seed in range(30))
     init = _synth_model_wrong(reference)["synthesizer in the first block only"]
     assert_fails(grade("05-synthesizer-model", with_parts(reference, initialize_synthesizer_model=init), 3),
-                 "SynthesizerAttention in every block")
+                 "initialize_synthesizer_model: another attention or other modules")
 

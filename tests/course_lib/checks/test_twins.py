@@ -25,6 +25,7 @@ from autograder.checks import registry, twins
 from course_lib.checks import twins as tc
 from course_lib.checks import twins_positions as tp
 from course_lib.gpt.attention_math import DTYPE, position_free_layer
+from course_lib.notebook.validate import SHOWN
 
 G7 = twins.given(twins.NB07)
 G8 = twins.given(twins.NB08)
@@ -429,6 +430,23 @@ def test_judge_reports_junk_output_instead_of_raising(gid):
     for output in junk:
         problems = check.judge(inputs, output)
         assert problems and all(isinstance(p, str) for p in problems), output
+
+
+@pytest.mark.parametrize(("gid", "name"), WRONG, ids=[f"{g}:{n}" for g, n in WRONG])
+def test_a_wrong_answers_message_names_the_answer_in_its_first_80_characters(gid, name):
+    """Does every line the notebook check says of a wrong answer name the answer it is about (q_copy, K, P, ...) in its
+    first 80 characters, the part nbgrader's Validate shows (issue 51)?"""
+    check, _, family = TWINS[gid]
+    names = registry.BY_ID["08-b-test" if gid == "08-b" else gid].needs
+    named = re.compile(rf"\b({'|'.join(map(re.escape, names))})\b")
+    for problem in check(family[name]()):
+        assert named.search(problem[:SHOWN]), problem
+
+
+def test_a_passing_twin_cell_says_so_in_one_line(capsys):
+    """Does a twin's test cell print one line when its answer passes (02-05's do; 07's and 08's printed nothing)?"""
+    tc.assert_passes(_07_a(20.0 * K7[2]), "(a) q_copy")
+    assert capsys.readouterr().out == "(a) q_copy: all public checks passed\n"
 
 
 def test_messages_say_what_was_found_and_what_is_expected():
