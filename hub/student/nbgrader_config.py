@@ -16,4 +16,5 @@ c.Exchange.root = os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange")
 # from a renamed copy (autograder/nbgrader_glue/submit_check.py); validate says it once its kernel has started, after
 # the empty written answers configure's hook names
 c.ExchangeFactory.submit = CheckedSubmit
-c.Execute.on_notebook_start = FolderCheck(c.Exchange.root, c.CourseDirectory.course_id, after=c.Execute.on_notebook_start)
+c.Execute.on_notebook_start = FolderCheck(c.Exchange.root, c.CourseDirectory.course_id,
+                                          after=c.Execute.on_notebook_start)
