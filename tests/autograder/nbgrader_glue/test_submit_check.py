@@ -137,3 +137,23 @@ def test_the_hubs_student_config_submits_and_validates_with_the_checks():
     assert config.ExchangeFactory.submit is CheckedSubmit
     assert isinstance(config.Execute.on_notebook_start, FolderCheck)
     assert Validator(config=config).preprocessors == Validator().preprocessors  # nbgrader's own steps, unchanged
+
+
+def test_the_hubs_validate_names_empty_answers_and_looks_at_the_folder(tmp_path, monkeypatch):
+    """Does the hub's one kernel-start hook both name an emptied written answer (the course's hook, first) and add the
+    folder check's failing cell?"""
+    from course_lib.notebook import validate
+
+    monkeypatch.setenv("COURSE_EXCHANGE", str(tmp_path / "exchange"))
+    shutil.copytree(RELEASE, tmp_path / "exchange" / "course" / "outbound" / "a5")
+    monkeypatch.setenv("COURSE_ID", "course")
+    config = Config()
+    exec((REPO / "hub" / "student" / "nbgrader_config.py").read_text(), {"get_config": lambda: config})
+    folder = _student_folder(tmp_path / "home")
+    nb = nbformat.read(folder / NB06, as_version=4)
+    answer = next(c for c in nb.cells if validate.is_written_answer(c))
+    answer.source = ""
+    with contextlib.chdir(folder):
+        config.Execute.on_notebook_start(notebook=nb)
+    assert answer.source.startswith("empty written answer ")
+    assert nb.cells[-1].metadata.nbgrader.grade_id == "course-folder-check" and NB05 in nb.cells[-1].source

@@ -64,10 +64,13 @@ def test_an_empty_answer_is_named_and_marked_unanswered():
 
 @pytest.mark.parametrize("config", ["student_jupyter/nbgrader_config.py", "hub/student/nbgrader_config.py"])
 def test_both_student_configs_set_validate_the_courses_way(config):
-    """Do `make student`'s and the hub student's nbgrader configs both install the hook and Validate's width?"""
+    """Do `make student`'s and the hub student's nbgrader configs both install the hook (the hub's before its folder
+    check) and Validate's width?"""
     path = REPO / config
     loaded = PyFileConfigLoader(path.name, str(path.parent)).load_config()
-    assert loaded.Execute.on_notebook_start is validate.name_empty_answers
+    hook = loaded.Execute.on_notebook_start
+    # (the hub's runs the grader's folder check after it: autograder.nbgrader_glue.submit_check.FolderCheck)
+    assert (getattr(hook, "after", hook)) is validate.name_empty_answers
     assert loaded.Validator.width == validate.WIDTH == 4 + len(PREFIX) + 2 + validate.SHOWN + 3
 
 
