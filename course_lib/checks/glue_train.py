@@ -67,8 +67,10 @@ def train_probe(train, model: nn.Module, trainer, folder: Path, seed: int) -> di
     with contextlib.chdir(folder):
         try:
             train(model, str(saved), trainer)
-        except NotImplementedError:
-            raise  # not written yet: the cell says so, and the grader
+        except NotImplementedError as err:
+            if _raised_by(err, train):
+                raise  # train() itself not written yet: the cell says so, and the grader
+            out["train_error"] = type(err).__name__  # from what it trained on (03's dataset not written, ...)
         except Exception as err:  # judged after the config and dataset, which may say why it failed
             out["train_error"] = type(err).__name__
     out["state_after_train"] = state_of(model)
@@ -77,6 +79,14 @@ def train_probe(train, model: nn.Module, trainer, folder: Path, seed: int) -> di
     except Exception:  # a pickled module, or not a torch file at all
         out["saved"] = "unreadable"
     return out
+
+
+def _raised_by(err: BaseException, function) -> bool:
+    """Whether ``err`` was raised in ``function``'s own body (its innermost frame), not in what it called."""
+    tb, code = err.__traceback__, getattr(function, "__code__", None)
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is code
 
 
 # --- the judge's own step -------------------------------------------------------------------------
