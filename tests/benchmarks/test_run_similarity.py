@@ -1,12 +1,9 @@
 """Tests for the near-copy study (benchmarks/run_similarity.py): are its function-preserving copies what they claim?"""
 from __future__ import annotations
 
-import importlib.util
-import sys
-
+import benchmark_scripts
 import pytest
 import torch
-from conftest import REPO
 
 from course_lib.contract import StudentParts
 from course_lib.gpt.model import GPTConfig
@@ -14,11 +11,7 @@ from course_lib.gpt.model import GPTConfig
 
 @pytest.fixture(scope="module")
 def study():
-    spec = importlib.util.spec_from_file_location("run_similarity", REPO / "benchmarks" / "run_similarity.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["run_similarity"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_scripts.load("run_similarity")
 
 
 @pytest.mark.parametrize("variant", ["vanilla", "synthesizer"])

@@ -6,14 +6,12 @@ grader's own path: the collect step's units make the prints, ``cohort_flags`` co
 """
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
 
+import benchmark_scripts
 import pytest
 import torch
-from conftest import REPO
 
 from autograder.checks.run_files import RUN_FILES, RUN_LOGS, RUN_PARTS
 from autograder.collecting.cohort import collect_cohort
@@ -60,11 +58,7 @@ def _mlp_permuted(state: dict) -> dict:
 
 def _study():
     """benchmarks/run_similarity.py, for its copies that compute the same function with other matrices."""
-    spec = importlib.util.spec_from_file_location("run_similarity", REPO / "benchmarks" / "run_similarity.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["run_similarity"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_scripts.load("run_similarity")
 
 
 def _all_permuted(state: dict) -> dict:
