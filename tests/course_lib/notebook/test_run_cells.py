@@ -49,7 +49,8 @@ def test_autograde_never_scores_a_run_in_the_kernel(outputs, monkeypatch, smoke_
 
 def test_a_missing_run_says_which_file_and_what_writes_it(outputs):
     """Before the run, does the cell fail in one line naming the predictions file and the cell that writes it?"""
-    with pytest.raises(run_cells.RunNotHandedIn, match="^run the training cell above: vanilla.nopretrain.dev.predictions is not written yet"):
+    wanted = "^run the training cell above: vanilla.nopretrain.dev.predictions is not written yet"
+    with pytest.raises(run_cells.RunNotHandedIn, match=wanted):
         run_cells.check_run(DEV_RUN)
 
 
