@@ -99,8 +99,8 @@ def check_run(run_name: str) -> None:
                                 "your grade report gives its points and why")
     path = env.OUT_DIR / spec.outputs
     if not path.is_file():
-        raise RunNotHandedIn(f"{spec.outputs} is not written yet: the training cell above writes it to "
-                             f"{env.OUT_DIR} once every part it runs is written")
+        raise RunNotHandedIn(f"run the training cell above: {spec.outputs} is not written yet (it goes to "
+                             f"{env.OUT_DIR} once every part the cell runs is written)")
     questions = read_birth_places(env.ensure_data() / spec.eval_corpus)  # [N]
     for name in chain(run_name):
         problem = run_problem(name)

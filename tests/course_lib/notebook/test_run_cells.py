@@ -49,7 +49,8 @@ def test_autograde_never_scores_a_run_in_the_kernel(outputs, monkeypatch, smoke_
 
 def test_a_missing_run_says_which_file_and_what_writes_it(outputs):
     """Before the run, does the cell fail in one line naming the predictions file and the cell that writes it?"""
-    with pytest.raises(run_cells.RunNotHandedIn, match="vanilla.nopretrain.dev.predictions is not written yet"):
+    wanted = "^run the training cell above: vanilla.nopretrain.dev.predictions is not written yet"
+    with pytest.raises(run_cells.RunNotHandedIn, match=wanted):
         run_cells.check_run(DEV_RUN)
 
 
@@ -180,7 +181,8 @@ def test_validate_passes_on_runs_of_this_code_and_names_older_code(tmp_path, mon
 
 def test_a_kernel_shows_each_run_warning_in_one_line(trained, world_dir, tmp_path_factory):
     """In a real kernel, does each run that would lose the points (another preset, stopped short, other data, params
-    changed after it, no log) fail its cell with one line, the fix and the run within its first 80 characters?"""
+    changed after it, started from params replaced since, no log, an unreadable log, no predictions) fail its cell
+    with one line, the fix and the run within its first 80 characters?"""
     import nbformat
     from notebook_client import notebook_client
 
@@ -189,17 +191,25 @@ def test_a_kernel_shows_each_run_warning_in_one_line(trained, world_dir, tmp_pat
     cases = tmp_path_factory.mktemp("cases")
     other = cases / "other" / "world"
     write_world(other, 1)
-    for case in ("preset", "stopped", "data", "params", "log"):
+    cases_run = {"preset": DEV_RUN, "stopped": DEV_RUN, "data": DEV_RUN, "params": DEV_RUN, "reads": PRETRAINED_DEV,
+                 "log": DEV_RUN, "unreadable": DEV_RUN, "missing": DEV_RUN}
+    for case in cases_run:
         shutil.copytree(trained, cases / case)
     _edit_log(cases / "stopped", FINETUNE, completed=False, steps=300)
     (cases / "params" / "vanilla.model.params").write_bytes(b"not these params")
+    _edit_log(cases / "reads", "vanilla_finetune_with_pretrain", reads={"vanilla.pretrain.params": "0" * 16})
     (cases / "log" / f"{FINETUNE}.json").unlink()
+    (cases / "unreadable" / f"{FINETUNE}.json").write_text("{not json")
+    (cases / "missing" / RUNS[DEV_RUN].outputs).unlink()
     expected = {
         "preset": ("cpu", world_dir, "retrain with cpu: finetuning used the smoke preset"),
         "stopped": ("smoke", world_dir, "finish training: finetuning stopped at step 4 of 300"),
         "data": ("smoke", other, "retrain: finetuning read other data than world/ (wiki.txt)"),
         "params": ("smoke", world_dir, "retrain: vanilla.model.params changed after finetuning wrote it"),
+        "reads": ("smoke", world_dir, "retrain: finetuning started from an older vanilla.pretrain.params"),
         "log": ("smoke", world_dir, "retrain: finetuning left no run log"),
+        "unreadable": ("smoke", world_dir, "retrain: finetuning left an unreadable run log"),
+        "missing": ("smoke", world_dir, f"run the training cell above: {RUNS[DEV_RUN].outputs} is"),
     }
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
@@ -207,7 +217,7 @@ def test_a_kernel_shows_each_run_warning_in_one_line(trained, world_dir, tmp_pat
         "check_run")]
     nb.cells += [nbformat.v4.new_code_cell(
         f"env.OUT_DIR, env.DATA_DIR, env.GRADED_PRESET = Path({str(cases / case)!r}), Path({str(data)!r}), {graded!r}\n"
-        f"check_run({DEV_RUN!r})") for case, (graded, data, _) in expected.items()]
+        f"check_run({cases_run[case]!r})") for case, (graded, data, _) in expected.items()]
     notebook_client(nb, timeout=120, kernel_name="python3", allow_errors=True).execute()
     for cell, (case, (_, _, said)) in zip(nb.cells[1:], expected.items()):
         errors = [o for o in cell.outputs if o.output_type == "error"]
