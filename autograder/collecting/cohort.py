@@ -19,6 +19,7 @@ from autograder.collecting.collect import (
     Wanted,
     check_assignment,
     collect_at,
+    not_collected,
     wanted_for,
 )
 from autograder.collecting.prints import prints_of
@@ -76,5 +77,5 @@ def collect_cohort(submitted: Path, assignment: str, dest: Path, limits: Limits 
             continue
         shutil.rmtree(dest / name, ignore_errors=True)  # whatever the unit copied before it failed
         why = f"the submission could not be collected: {outcome.failure}"
-        cohort.students.append(Collected(name, None, [why], notices=[why]))
+        cohort.students.append(not_collected(name, why))
     return cohort

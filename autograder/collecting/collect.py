@@ -107,6 +107,11 @@ class Collected:
     notices: list[str] = field(default_factory=list)
 
 
+def not_collected(student: str, why: str) -> Collected:
+    """A student with nothing usable collected: ``why`` in the instructor's log and in every step's summary."""
+    return Collected(student, None, [why], notices=[why])
+
+
 @dataclass(frozen=True)
 class Refused:
     """A folder of submitted/ whose name cannot be a student id: refused by name before grading."""
@@ -189,8 +194,7 @@ class _Submission:
             place = self._through_link([OUTPUTS], OUTPUTS)
         if place is not None:
             fd, name, st = place
-            problem = folder_problem(OUTPUTS, st)
-            if problem:
+            if problem := folder_problem(OUTPUTS, st):
                 reasons.add(problem)
             else:
                 self.outputs_fd = open_dir(name, fd)
@@ -301,10 +305,8 @@ def collect_submission(student_dir: Path, student: str, assignment: str, dest: P
     check_assignment(assignment)
     wanted = wanted or wanted_for(assignment)
     student_dir = Path(student_dir)
-    problem = id_problem(student)
-    if problem:
-        why = f"{shown(student)}: {problem}, so not collected"
-        return Collected(shown(student), None, [why], notices=[why])
+    if problem := id_problem(student):
+        return not_collected(shown(student), f"{shown(student)}: {problem}, so not collected")
     parent = os.open(student_dir.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         collected = collect_at(parent, student_dir.name, student, assignment, Path(dest), limits, wanted)
@@ -319,15 +321,13 @@ def collect_at(parent_fd: int, name: str, student: str, assignment: str, dest: P
     """The submission in folder ``name`` of the open folder ``parent_fd``, for ``student``."""
     st = lstat_at(name, parent_fd)
     if st is None:
-        return Collected(student, None, [f"{shown(name)}: no such student folder"],
-                         notices=[f"{shown(name)}: no such student folder"])
+        return not_collected(student, f"{shown(name)}: no such student folder")
     if problem := folder_problem(name, st):  # a link to someone else's folder, or a file
-        return Collected(student, None, [problem], notices=[problem])
+        return not_collected(student, problem)
     student_fd = open_dir(name, parent_fd)
     try:
-        problem = folder_problem(assignment, lstat_at(assignment, student_fd))
-        if problem:
-            return Collected(student, None, [problem], notices=[problem])
+        if problem := folder_problem(assignment, lstat_at(assignment, student_fd)):
+            return not_collected(student, problem)
         assignment_fd = open_dir(assignment, student_fd)
         try:
             reasons = _Reasons()

@@ -36,7 +36,7 @@ from nbgrader.utils import ignore_patterns
 from autograder.collecting.safe_files import shown
 from autograder.exports.csv_safe import write_csv
 from autograder.exports.step_summary import Problem, log_summary
-from autograder.nbgrader_glue.inbound import Record, Refusal, inside_problem, judge, parse_time
+from autograder.nbgrader_glue.inbound import Record, Refusal, inside_problem, judge, parse_time, refused_inside
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, outcomes
 
@@ -220,8 +220,7 @@ class OwnedCollect(ExchangeCollect):
             when = f"{record.timestamp:%Y-%m-%d %H:%M:%S} UTC"
             before = f"{result.before:%Y-%m-%d %H:%M:%S} UTC" if result.before else "an unreadable time"
             if result.action == "refused":
-                refusals.append(Refusal(shown(record.name), shown(record.student), shown(record.student),
-                                        result.why, record.name))
+                refusals.append(refused_inside(record, result.why))
             elif result.action == "kept":
                 self.log.info("%s: kept the submission of %s: %s", shown(record.student), before, result.why)
             elif result.action == "updated":

@@ -52,6 +52,11 @@ class Refusal:
     raw: str = ""  # its exact name in inbound/ (what --remove takes out), never shown as it is
 
 
+def refused_inside(record: Record, why: str) -> Refusal:
+    """A rightly named entry refused for what it holds (its owner is the student it names)."""
+    return Refusal(shown(record.name), shown(record.student), shown(record.student), why, record.name)
+
+
 def owner_name(uid: int) -> str:
     """The account name of ``uid``, else "uid N"."""
     try:

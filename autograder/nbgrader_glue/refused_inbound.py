@@ -36,9 +36,8 @@ def remove_entry(inbound: str, name: str) -> str:
 def inside_refusals(inbound: str, records: list, check_owner: bool) -> list:
     """The chosen submissions whose insides collect would refuse (another's file, an unreadable
     folder), judged in units as collect judges them."""
-    from autograder.collecting.safe_files import shown
     from autograder.nbgrader_glue.exchange import COLLECT_STEP
-    from autograder.nbgrader_glue.inbound import Refusal, inside_problem
+    from autograder.nbgrader_glue.inbound import inside_problem, refused_inside
     from autograder.units.stage import outcomes
 
     done = outcomes(COLLECT_STEP, len(records), lambda i: (inside_problem, (
@@ -47,8 +46,7 @@ def inside_refusals(inbound: str, records: list, check_owner: bool) -> list:
     for record, outcome in zip(records, done):
         why = outcome.value if outcome.ok else outcome.failure
         if why:
-            refusals.append(Refusal(shown(record.name), shown(record.student), shown(record.student), why,
-                                    record.name))
+            refusals.append(refused_inside(record, why))
     return refusals
 
 
