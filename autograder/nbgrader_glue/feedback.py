@@ -62,6 +62,14 @@ class BoundedHTMLExporter(HTMLExporter):
         self.pages: dict[str, list[str]] = {}  # student -> notebooks whose pages were made, this run
         self.problems: list[Problem] = []  # what this run's summary says
 
+    def _create_environment(self):
+        """nbconvert's jinja environment, with the compiled templates the fork server warmed (page_templates)."""
+        from autograder.nbgrader_glue.page_templates import TEMPLATE_BYTECODE
+
+        environment = super()._create_environment()
+        environment.bytecode_cache = TEMPLATE_BYTECODE
+        return environment
+
     def from_filename(self, filename, resources=None, **kw):
         """Render in a unit (or here, inside one); PageNotMade if the unit fails or refuses."""
         if self.in_unit:
@@ -93,7 +101,7 @@ class BoundedHTMLExporter(HTMLExporter):
         preprocessors = [(f"{type(pp).__module__}.{type(pp).__qualname__}", bool(getattr(pp, "enabled", True)))
                          for pp in self._preprocessors]
         step = Step("feedback page", UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb,
-                                                answer_mb=PAGE_ANSWER_MB), preload=PAGE_PRELOAD)
+                                                answer_mb=PAGE_ANSWER_MB), preload=PAGE_PRELOAD + PAGE_WARMUP)
         args = (self.config, preprocessors, os.path.abspath(filename), resources, os.getcwd())
         outcome, = outcomes(step, 1, lambda _: (make_page, args))
         why = outcome.failure if not outcome.ok else outcome.value if isinstance(outcome.value, str) else None
@@ -108,6 +116,8 @@ PAGE_ANSWER_MB = 256  # a page's HTML: a notebook within the 20 MB cap, its imag
 PAGE_PRELOAD = ("autograder.nbgrader_glue.feedback", "autograder.exports.trusted_reasons", "nbgrader.preprocessors",
                 "nbgrader.api", "sqlalchemy.dialects.postgresql.psycopg2", "sqlalchemy.dialects.sqlite.pysqlite")
 preload(*PAGE_PRELOAD)  # whichever step of this process starts the fork server
+# rendered once in the fork server when a page's step starts it (not in every command that imports this module)
+PAGE_WARMUP = ("autograder.nbgrader_glue.feedback_warmup",)
 
 
 def _refusal(filename: str) -> str | None:

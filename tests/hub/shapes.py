@@ -30,7 +30,7 @@ SHAPES = {
     "hubtest-win": "saved by a Windows editor: a UTF-8 byte order mark and CRLF line endings in every notebook",
     "hubtest-ren": "03 handed in only as the browser's download of it, '03_span_corruption (1).ipynb'",
     "hubtest-del": "07 deleted: not handed in at all",
-    "hubtest-slow": "an exploration cell of their own taking 50 s in 03 and in 07",
+    "hubtest-slow": "an exploration cell of their own taking 35 s in 03 and in 07 (nbgrader's default: 30 s a cell)",
     "hubtest-wf": "03's answer in a helper module the notebook writes with %%writefile and imports",
 }
 # the Canvas download's students: its name for each (no Linux account: they hand in through the LMS) -> how
@@ -53,8 +53,8 @@ def _answered(released: Path, answer: str | None = None):
 
 
 def _explored(nb):
-    """``nb`` with an exploration cell of the student's own, 50 s long, at its end."""
-    nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(50)  # my own look at the data\nprint('done')"))
+    """``nb`` with an exploration cell of the student's own at its end, 35 s long (past nbgrader's default limit)."""
+    nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(35)  # my own look at the data\nprint('done')"))
     return nb
 
 

@@ -45,7 +45,7 @@ from . import hub_server, shapes, ui
 from .conftest import COURSE_NOTEBOOKS
 from .hub_server import HOSTILE, INSTRUCTOR, STUDENTS
 
-# (the grading commands now grade 13 students, two of them with 50 s explorations, on 2 busy cores)
+# (the grading commands now grade 13 students, one with two 35 s explorations, on 2 busy cores)
 pytestmark = [pytest.mark.timeout(1500), pytest.mark.usefixtures("step")]
 
 A5 = "a5"
