@@ -28,6 +28,7 @@ from pathlib import Path
 
 from autograder.collecting.cohort import collect_cohort
 from autograder.collecting.collect import Limits, Wanted
+from autograder.collecting.notebook_copies import Marks, release_marks
 from autograder.exports.similarity_code import Budget, statements
 from autograder.exports.similarity_names import defined_by, followed, names_of
 from autograder.exports.similarity_prints import Document, boilerplate_of, document, marks
@@ -73,6 +74,7 @@ class Release:
     cells: list[GradedCell]  # the graded cells, in release order
     notebooks: tuple[str, ...]  # every notebook's file name: all student code in them is compared
     code: tuple[str, ...]  # the base code: every code cell's source (given, starter and test cells), given snippets
+    marks: Marks = ()  # each notebook's grade_ids: a missing one's renamed copy is compared in its place, as graded
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,8 @@ def release_of(release: Path, base: tuple[Path, ...] = ()) -> Release:
     """The release's graded cells, notebooks and code, and the ``base`` snippets' code (trusted files)."""
     paths = sorted(Path(release).glob("*.ipynb"))
     return Release(graded_cells(release), tuple(p.name for p in paths),
-                   tuple(_source(c) for p in paths for c in _code_cells(p)) + base_snippets(base))
+                   tuple(_source(c) for p in paths for c in _code_cells(p)) + base_snippets(base),
+                   release_marks(Path(release)))
 
 
 def _source(cell: dict) -> str:
@@ -243,7 +246,7 @@ def collect_code(submitted: Path, assignment: str, release: Release, settings: S
     # every notebook of the assignment, by name; no run files
     limits = Limits(notebook_bytes=settings.notebook_bytes, total_bytes=16 * settings.notebook_bytes,
                     max_entries=settings.max_entries)
-    wanted = Wanted(frozenset(graded), frozenset(), frozenset())
+    wanted = Wanted(frozenset(graded), frozenset(), frozenset(), release.marks)
     code: dict[str, StudentCode] = {}
     skipped: list[Skipped] = []
     with tempfile.TemporaryDirectory(prefix="similarity-") as tmp:

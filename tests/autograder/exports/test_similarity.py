@@ -125,6 +125,21 @@ def test_a_copy_run_from_strings_is_found(report):
         assert scores(report, grade_id)[("alice", "ezra")] > 0.95, grade_id
 
 
+def test_a_copy_handed_in_only_as_a_renamed_download_is_compared_in_its_place(tmp_path):
+    """Is finn, whose 03 is alice's handed in only as the browser's '03_span_corruption (1).ipynb' (which the graders
+    take in the missing notebook's place), still compared on 03's row and found a copy of alice?"""
+    submitted = tmp_path / "submitted"
+    submit(submitted, "alice", {n: notebook(SOLUTIONS / n) for n in NOTEBOOKS})
+    submit(submitted, "carol", {n: notebook(RELEASE / n, CAROL) for n in NOTEBOOKS[1:]})
+    finn = {n: notebook(RELEASE / n, CAROL) for n in NOTEBOOKS[1:]}
+    del finn[NOTEBOOKS[1]]
+    finn["03_span_corruption (1).ipynb"] = notebook(SOLUTIONS / NOTEBOOKS[1], edit=renamed)
+    submit(submitted, "finn", finn)
+    report = similarity_report(submitted, RELEASE)
+    assert scores(report, "03-span-corruption")[("alice", "finn")] > 0.95
+    assert "doc_text" in report.code[("finn", "03-span-corruption")]
+
+
 def test_honest_students_with_the_same_short_answers_rank_below_every_copy(tmp_path):
     """Do three students who wrote every part their own way (the same one-line answers of 07, scratch cells of the
     same kind) stay below half alike overall, with no row for a one-line answer, while a moved copy and a copy run
