@@ -33,8 +33,9 @@ EXPORT_STEP = Step("export", UnitLimits(seconds=30, memory_mb=512), preload=("au
 
 def write_outputs(results, flags: list[Flag], refused, out: Path, gradescope: bool) -> None:
     """Write the files above to ``out``; each student's Gradescope file in that student's unit."""
-    names = [c.grade_id for c in registry.CHECKS]
-    names += [p.part for p in results[0].parts[len(names):]] if results else []
+    graded = {p.part for r in results for p in r.parts}  # (a course may release only some notebooks)
+    names = [c.grade_id for c in registry.CHECKS if c.grade_id in graded]
+    names += list(dict.fromkeys(p.part for r in results for p in r.parts if p.part not in names))
     rows = []
     for r in results:
         points = {p.part: p.points for p in r.parts}

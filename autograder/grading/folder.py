@@ -16,7 +16,7 @@ from autograder.exports.gradebook import NOT_IN_GRADEBOOK
 from autograder.exports.outputs import write_outputs
 from autograder.exports.step_summary import Problem
 from autograder.grading.cohort import CohortRun, grade_cohort
-from autograder.grading.grade import load_gold
+from autograder.grading.grade import load_gold, released_parts
 from autograder.grading.plausibility import ceiling_flags
 from autograder.grading.results import Settings, SubmissionResult
 from autograder.units.dask import Cluster
@@ -48,13 +48,15 @@ def grade_folder(submitted: Path, assignment: str, out: Path, settings: Settings
     out.mkdir(parents=True, exist_ok=True)
     staging = out / f".collected-{uuid.uuid4().hex[:8]}"
     try:
-        cohort = collect_cohort(submitted, assignment, staging, only=only,
-                                wanted=wanted_for(assignment, course=submitted.parent))
+        wanted = wanted_for(assignment, course=submitted.parent)
+        cohort = collect_cohort(submitted, assignment, staging, only=only, wanted=wanted)
         for refused in cohort.refused:  # said before any grading starts; these folders get no row
             print(f"refused: submitted/{refused.shown!r} cannot be a student id: {refused.why}", file=sys.stderr)
         flags = cohort_flags(cohort.students, assignment, gold=gold_hashes(gold))
         cluster = cluster or Cluster(workers=1)
         run = grade_cohort(cohort.students, settings, gold, out, cluster, force, progress)
+        for result in run.results:  # out of the released notebooks' points only
+            result.parts = released_parts(result.parts, wanted.notebooks)
         flags += ceiling_flags(run.results, settings.bars, settings.preset)
         if audit is not None:
             from autograder.grading.audit import run_audits

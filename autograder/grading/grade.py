@@ -65,8 +65,7 @@ def said_about_notebooks(parts: list[PartResult], present: set[str], notes: dict
     collect step said of that notebook: "05_synthesizer.ipynb was not handed in" (and why, when it knows) when it is
     not in the copy; the collect step's note when it is (a renamed copy taken in its place). Names only the
     assignment's own notebooks."""
-    holder = {c.grade_id: f"{c.notebook}.ipynb" for c in registry.CHECKS}
-    holder.update({label: f"{notebook}.ipynb" for label, (notebook, _) in RUN_CELLS.items()})
+    holder = _holders()
     said = []
     for part in parts:
         notebook = holder.get(part.part)
@@ -93,3 +92,17 @@ def load_gold(settings: Settings) -> dict:
     return {"dev": read_birth_places(settings.data_dir / layout.DEV, require_answers=True),
             "test": read_birth_places(settings.answers, require_answers=True)}
 
+
+
+def _holders() -> dict[str, str]:
+    """Each graded part (a check's grade_id, a run split) -> the notebook file that holds its cell."""
+    holder = {c.grade_id: f"{c.notebook}.ipynb" for c in registry.CHECKS}
+    holder.update({label: f"{notebook}.ipynb" for label, (notebook, _) in RUN_CELLS.items()})
+    return holder
+
+
+def released_parts(parts: list[PartResult], released: frozenset[str]) -> list[PartResult]:
+    """The parts whose notebook the course released (``released``: its file names; empty: every part): a course
+    that gives out only some of the notebooks grades out of their points, not the whole assignment's."""
+    holder = _holders()
+    return [p for p in parts if not released or holder.get(p.part) is None or holder[p.part] in released]

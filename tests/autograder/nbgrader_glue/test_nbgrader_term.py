@@ -145,3 +145,16 @@ def test_the_feedback_page_shows_the_penalty_and_the_total(term):
     assert "handed in 1 h 30 min after your due date" in late
     ontime = (term["dir"] / "feedback" / "ontime" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
     assert f"Your total for a5: {TRUSTED:g} of 33 points" in ontime and "late penalty of" not in ontime
+
+
+def test_the_score_of_record_is_out_of_the_released_notebooks_points(term):
+    """Does the score of record of a course that gives out only 02 and 03 grade each student out of those notebooks'
+    33 points (their checks and 02's runs), with no column for the parts of notebooks it never released?"""
+    with open(term["dir"] / "grades" / "grades.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        rows = {r["student_id"]: r for r in reader}
+        columns = reader.fieldnames
+    assert {float(r["max_score"]) for r in rows.values()} == {33.0}, rows
+    assert {float(r["score"]) for r in rows.values()} == {float(TRUSTED)}, rows
+    assert any(c.startswith("02-") for c in columns) and any(c.startswith("03-") for c in columns)
+    assert not any(c.startswith(("04-", "05-", "07-", "08-", "synthesizer")) for c in columns), columns
