@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     similar.add_argument("submitted", help="nbgrader's submitted/ folder: <student>/<assignment>/...")
     similar.add_argument("--out", required=True, help="where similarity.csv, skipped.csv and similarity.html go")
     similar.add_argument("--assignment", default=layout.ASSIGNMENT)
-    similar.add_argument("--release", default=None, help="the release notebooks (default: notebooks/ASSIGNMENT)")
+    similar.add_argument("--release", default=None, help="the release notebooks (default: the course's "
+                         "release/ASSIGNMENT beside submitted/, else notebooks/ASSIGNMENT)")
     similar.add_argument("--base", action="append", default=[], metavar="FILE",
                          help="code you gave out beside the release (a .py file, or a notebook's code cells), left "
                               "out like the release's; repeatable")
@@ -354,7 +355,9 @@ def _similarity(args) -> int:
     from autograder.exports.similarity import OVERALL, similarity_report
     from autograder.exports.similarity_files import write_report
 
-    release = Path(args.release) if args.release else layout.RELEASE_DIR.parent / args.assignment
+    course_release = Path(args.submitted).resolve().parent / "release" / args.assignment  # what the course gave out
+    release = Path(args.release) if args.release else course_release if course_release.is_dir() \
+        else layout.RELEASE_DIR.parent / args.assignment
     for path, what in ((Path(args.submitted), "the submitted/ folder"), (release, "the release notebooks")):
         if not path.is_dir():
             print(f"error: {path} not found ({what})", file=sys.stderr)
