@@ -5,10 +5,10 @@ Every feedback page is rendered in a unit of its own, forked from the grader's f
 exporter: cold, each page compiled nbgrader's feedback template again and Pygments' lexer rules
 and the markdown filter's regular expressions with it, about half of a page's work.
 ``TEMPLATE_BYTECODE`` keeps the compiled templates for any environment that asks (jinja checks
-each template's source checksum, so an edited template is compiled afresh), and ``warm()``
+each template's source checksum, so an edited template is compiled afresh), and ``feedback_warmup``
 renders one small page of the same template so that the fork server holds them, and Pygments'
-and ``re``'s caches, before it forks a page's unit. It is imported by the fork server only
-(``feedback_warmup``); what a unit adds to these caches dies with the unit.
+and ``re``'s caches, before it forks a page's unit (only the fork server imports ``feedback_warmup``);
+what a unit adds to these caches dies with the unit.
 """
 from __future__ import annotations
 
@@ -72,11 +72,3 @@ def warm_page() -> nbformat.NotebookNode:
     nb.metadata["language_info"] = {"name": "python", "pygments_lexer": "ipython3"}
     return nb
 
-
-def warm() -> None:
-    """Render ``warm_page()`` as a feedback page, filling this process's template, lexer and regex caches."""
-    from autograder.nbgrader_glue.feedback import BoundedHTMLExporter
-
-    # what nbgrader's GetGrades leaves in the resources the feedback template reads
-    resources = {"nbgrader": {"notebook": "warm", "score": 1, "max_score": 1, "late_penalty": 0}}
-    BoundedHTMLExporter(config=feedback_config(), in_unit=True).from_notebook_node(warm_page(), resources)

@@ -6,10 +6,9 @@ import sys
 
 import jinja2
 
-from autograder.nbgrader_glue import page_templates
+from autograder.nbgrader_glue import feedback_warmup, page_templates
 from autograder.nbgrader_glue.feedback import BoundedHTMLExporter
-
-RESOURCES = {"nbgrader": {"notebook": "warm", "score": 1, "max_score": 1, "late_penalty": 0}}
+from autograder.nbgrader_glue.feedback_warmup import RESOURCES
 
 
 def _page(exporter: BoundedHTMLExporter) -> str:
@@ -17,9 +16,9 @@ def _page(exporter: BoundedHTMLExporter) -> str:
 
 
 def test_after_the_warm_up_a_new_pages_exporter_compiles_no_template(monkeypatch):
-    """Once warm() has run, does the next page's exporter (a new jinja environment, as each unit builds) load
+    """Once the warm-up has run, does the next page's exporter (a new jinja environment, as each unit builds) load
     nbgrader's feedback template compiled instead of compiling it again?"""
-    page_templates.warm()
+    feedback_warmup.warm()
     assert page_templates.TEMPLATE_BYTECODE.compiled
     compiled = []
     real = jinja2.Environment.compile
@@ -30,7 +29,7 @@ def test_after_the_warm_up_a_new_pages_exporter_compiles_no_template(monkeypatch
 
 def test_a_page_made_warm_is_the_page_made_cold(monkeypatch):
     """Is the HTML of a page rendered with the kept templates exactly that of one compiled from scratch?"""
-    page_templates.warm()
+    feedback_warmup.warm()
     warm = _page(BoundedHTMLExporter(config=page_templates.feedback_config(), in_unit=True))
     monkeypatch.setattr(page_templates, "TEMPLATE_BYTECODE", page_templates.TemplateBytecode())  # empty: compiles
     cold = _page(BoundedHTMLExporter(config=page_templates.feedback_config(), in_unit=True))
