@@ -9,8 +9,9 @@ For each run part and each pair of students:
     of their sketches (``run_prints``): a copy keeps it near 1 (a function-preserving sign flip of
     some matrices too), two own seeds leave it near 0;
   - **circuits**: the same median over each block's circuits (``run_prints``: products of its
-    matrices that reordering the MLP's units, the heads and each head's dimensions leaves as they
-    are), so a copy reordered to compute the same function with other matrices is still near 1;
+    matrices, read through the token embedding, that reordering the MLP's units, the heads, each
+    head's dimensions and the residual stream's axes leaves as they are), so a copy reordered to
+    compute the same function with other matrices is still near 1;
   - **answers**: on each split, the questions either of the two answers wrongly, and on those how
     often they give the same answer, beyond what chance explains: Cohen's kappa against the
     agreement their own answer frequencies give by chance (two models that answer every question

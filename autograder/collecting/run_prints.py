@@ -12,8 +12,14 @@ A byte hash misses a classmate's run copied with one value nudged by 1e-6. These
     MLP's hidden units, the attention heads and each head's dimensions (together, as a copier
     reorders them to keep the function) leaves as they are: ``query^T key`` (the attention's
     scores, summed over heads), ``proj value`` (what the heads write), ``mlp.2 mlp.0`` (the MLP's
-    units summed) and, for the synthesizer, ``w1_h^T w2`` summed over heads. Their diagonal's mean
-    is taken out, so two students' own runs compare near 0, as their weights do;
+    units summed) and, for the synthesizer, ``w1_h^T w2`` summed over heads. Each is read through
+    the token embedding ``E`` on its residual-stream sides (``E C E^T``, ``E C`` for the
+    synthesizer's), so the residual stream's basis cancels too: a copy with every residual axis
+    permuted alike (LayerNorm is elementwise, so it computes the same function) has the same
+    circuits. The vocabulary's order is the course's, the same for everyone, and ``E`` starts
+    from each student's own seed, so two students' own runs still compare near 0 (benchmarks/
+    FINDINGS.md, "Run fingerprints that ignore the residual basis"). A square circuit's diagonal
+    mean is taken out, as a multiple of the identity is no one's own;
   - each predictions file's answers, one 8-byte hash per line (read as the grader reads them);
   - the seed each training run's log records.
 The params file is the student's: it is loaded with ``torch.load(weights_only=True)`` (tensors,
@@ -25,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -42,7 +49,7 @@ MAX_ENTRIES = 4096  # a loadable params zip's entries (one per tensor; the cours
 MAX_PICKLE = 2 ** 20  # bytes of its pickle (the course's models: a few KB) loaded
 LINE_HASH = 8  # bytes of one answer's hash
 MAX_WIDTH = 2048  # a circuit's matrices' largest side (handout's model: 1024); wider ones have no circuit
-MAX_CIRCUIT_FLOPS = 4 * 10 ** 9  # multiply-adds of a file's circuits (handout's model: 0.2 billion)
+MAX_CIRCUIT_FLOPS = 4 * 10 ** 9  # multiply-adds of a file's circuits, embedding's reading included
 
 
 @dataclass(frozen=True)
@@ -128,8 +135,7 @@ def sketch_params(path: Path) -> ParamsSketch | None:
         if len(weights) > MAX_MATRICES:
             return None
         tensors = tuple((key, _sketch(key, value)) for key, value in ((_key(n, v), v) for n, v in weights))
-        found = circuits(dict(weights))
-        made = tuple((key, _sketch(key, value)) for key, value in ((_key(n, v), v) for n, v in found.items()))
+        made = tuple((_key(n, v), _sketch(_key(n, v), v)) for n, v in circuits(dict(weights)))
     except Exception:  # noqa: BLE001 (a student's file: whatever is unreadable has no sketch)
         return None
     return ParamsSketch(tensors, made) if tensors else None
@@ -150,11 +156,18 @@ def _matrices(*tensors) -> bool:
     return all(t is not None and t.dim() == 2 for t in tensors)
 
 
-def circuits(weights: dict) -> dict:
-    """Each block's circuits (``blocks.<i>.qk``, ``.ov``, ``.mlp``, ``.synth``) from its weight matrices, as float64
-    tensors; a block whose shapes do not fit, or a file past ``MAX_WIDTH`` or ``MAX_CIRCUIT_FLOPS``, has fewer."""
+def circuits(weights: dict) -> Iterator[tuple[str, object]]:
+    """Each block's circuits (``blocks.<i>.qk``, ``.ov``, ``.mlp``, ``.synth``) from its weight matrices, read through
+    the token embedding on their residual sides, as float64 tensors made one at a time (a vocab x vocab each: one is
+    held at once); without an embedding none, and a block whose shapes do not fit, or a file past ``MAX_WIDTH`` or
+    ``MAX_CIRCUIT_FLOPS``, has fewer."""
     import torch
 
+    embedding = weights.get("tok_emb.weight")
+    if not _matrices(embedding) or max(embedding.shape) > MAX_WIDTH:
+        return
+    vocab = embedding.shape[0]
+    embedding = embedding.to(torch.float64)
     blocks = sorted({int(name.split(".")[1]) for name in weights if name.startswith("blocks.")})
     plan = []  # (name, the two factors, how to combine them)
     for b in blocks:
@@ -162,26 +175,34 @@ def circuits(weights: dict) -> dict:
             "attn.query.weight", "attn.key.weight", "attn.value.weight", "attn.proj.weight", "attn.w1.weight",
             "attn.w2", "mlp.0.weight", "mlp.2.weight"))
         plan += [(name, left, right, combine) for name, left, right, combine in (
-            (f"blocks.{b}.qk", query, key, lambda q, k: _square(q.T @ k)),
-            (f"blocks.{b}.ov", proj, value, lambda p, v: _square(p @ v)),
-            (f"blocks.{b}.mlp", down, up, lambda d, u: _square(d @ u))) if _matrices(left, right)]
+            (f"blocks.{b}.qk", query, key, lambda q, k: _read(embedding, q.T @ k)),
+            (f"blocks.{b}.ov", proj, value, lambda p, v: _read(embedding, p @ v)),
+            (f"blocks.{b}.mlp", down, up, lambda d, u: _read(embedding, d @ u))) if _matrices(left, right)]
         if _matrices(w1, w2) and w2.shape[0] and w1.shape[0] % w2.shape[0] == 0:
             plan.append((f"blocks.{b}.synth", w1.reshape(-1, w2.shape[0], w1.shape[1]), w2,
-                         lambda a, s: torch.einsum("hsd,sl->dl", a, s)))
-    out, flops = {}, 0
+                         lambda a, s: embedding @ torch.einsum("hsd,sl->dl", a, s)))
+    flops = 0
     for name, left, right, combine in plan:
         if max(*left.shape, *right.shape) > MAX_WIDTH:
             continue
         sides = (left.shape[-1], left.shape[-2], right.shape[-1]) if name.endswith(".qk") else (
             *left.shape, right.shape[-1])
-        flops += int(np.prod(sides, dtype=np.float64))
+        # the product, then the embedding's reading of it (vocab x residual x (residual + vocab), or x length)
+        read = vocab * right.shape[-1] * (left.shape[-1] if name.endswith(".synth") else sides[0] + vocab)
+        flops += int(np.prod(sides, dtype=np.float64)) + read
         if flops > MAX_CIRCUIT_FLOPS:
             break
         try:
-            out[name] = combine(left.to(torch.float64), right.to(torch.float64))
+            found = combine(left.to(torch.float64), right.to(torch.float64))
         except RuntimeError:  # the shapes do not multiply: no course model
             continue
-    return out
+        yield name, found
+
+
+def _read(embedding, product):
+    """A residual-to-residual circuit as the token embedding reads it (``E C E^T``: vocab x vocab), which permuting the
+    residual stream's axes leaves as it is, less its diagonal's mean."""
+    return _square(embedding @ product @ embedding.T)
 
 
 def answer_hash(answer: str) -> bytes:

@@ -108,9 +108,9 @@ def page(report: Report, assignment: str) -> str:
              "helpers they call, in any cell. The base code (the release's, and any snippet you gave out) is left "
              "out; names, comments, strings and layout do not count, so renamed variables still match. The code "
              "shown is each student's own statements. <em>a in b</em> is the share of a's code (its fingerprints) "
-             "found in b's, each fingerprint weighed by how rare it is in the class (held by more than M students, "
-             "a fifth of the class and at most ten, it counts M/d): code much of the class shares, such as a "
-             "snippet from the forum, says little. "
+             "found in b's, each fingerprint weighed by how rare it is in the class (held by d students, it counts "
+             "one over their d(d-1)/2 pairs; by two or fewer, 1): code several students share, such as a study "
+             "group's or a forum's snippet, says little. "
              "<em>raw</em> counts every fingerprint alike. <em>similarity</em> is the larger share; pairs are ranked "
              "by it. A high score is a reason to read both submissions, not a verdict: short cells with one right "
              "answer look alike.</p>",

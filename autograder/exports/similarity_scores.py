@@ -4,12 +4,15 @@ A document's fingerprints are the k-grams of its statements (``similarity_prints
 fingerprint. How much of a's code is in b's is the share of a's fingerprints whose hash b's code
 holds too, as MOSS counts matched fingerprints:
   - **raw**: every fingerprint counts 1;
-  - **class-weighted**: a fingerprint whose hash ``d`` of the class's students hold counts ``M / d``
-    when ``d`` passes ``M`` (a fifth of the class, at most ten, at least two), else 1. Code much of
-    the class shares (the handout's dictated calls, a snippet from the forum or a study group's)
-    says little; code a few students share says as much as code of one's own, as MOSS ignores
-    passages more than ten submissions hold (its ``-m``), softly. The class is every compared
-    student's all-code document.
+  - **class-weighted**: a fingerprint whose hash ``d`` of the class's students hold counts
+    ``1 / (d (d - 1) / 2)``, one over the pairs of students holding it (1 for ``d`` of 1 or 2).
+    Code passed once from one student to another is held by that pair alone and counts 1; code
+    ``d`` students hold tells of at most one copy among its ``d (d - 1) / 2`` pairs, so each pair
+    gets that share of it, as MOSS weighs down passages many submissions hold (its ``-m``), but
+    graded, with no cut-off: a study group's snippet held by 8 counts 1/28, the handout's
+    dictated calls nearly nothing. A score is a ratio of weights, so a weight counts only against
+    the student's other code: a copy and its source, whose code the same few classmates hold,
+    keep the share they have raw. The class is every compared student's all-code document.
 Both are computed for every pair at once, as products of (students x fingerprints) count matrices
 over the fingerprints two or more students hold, a block of fingerprints at a time, so the
 driver's memory stays (students x students) and its time grows with what students share.
@@ -25,7 +28,6 @@ import numpy as np
 from autograder.exports.similarity_prints import Document
 
 BLOCK = 4096  # fingerprint hashes a block of the products: scratch memory is students x BLOCK floats
-MOSS_COMMON = 10  # MOSS's default -m: passages more submissions hold are ignored (here: weighed down)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,19 +54,15 @@ class PairScore:
         return max(self.raw_a_in_b, self.raw_b_in_a)
 
 
-def common(students: int) -> int:
-    """How many of a class's students may hold a fingerprint before it counts less: a fifth of the class, at most
-    MOSS's default of ten, at least two."""
-    return min(MOSS_COMMON, max(2, students // 5))
+def pair_weight(holders: int) -> float:
+    """A fingerprint's weight when ``holders`` of the class's students hold it: one over the pairs holding it."""
+    return 1.0 if holders <= 2 else 2.0 / (holders * (holders - 1))
 
 
 def class_weights(documents: Iterable[Document]) -> dict[int, float]:
-    """Fingerprint hash -> its weight: ``M / d`` for a hash ``d`` of the class's documents hold, past ``M = common``
-    of them; 1 below."""
-    documents = list(documents)
+    """Fingerprint hash -> its weight (``pair_weight`` of how many of the class's documents hold it)."""
     held = Counter(h for doc in documents for h in doc.hash_idx)
-    m = common(len(documents))
-    return {h: min(1.0, m / n) for h, n in held.items()}
+    return {h: pair_weight(n) for h, n in held.items()}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from autograder.checks.run_files import RUN_PARTS
+from autograder.collecting.near_copies import near_copies
+from autograder.collecting.prints import Prints
 from autograder.collecting.run_prints import (
     SKETCH_WIDTH,
     answer_hash,
@@ -121,6 +124,39 @@ def test_circuits_ignore_the_order_of_units_heads_and_head_dimensions(tmp_path):
     assert np.median(weights) < 0.5 and min(circuits) > 0.999
     assert np.median([abs(plain.matrix(True)[k] @ other.matrix(True)[k]) for k in plain.matrix(True)]) < 0.5
     assert all(np.allclose(mean.raw()[k], (plain.raw()[k] + other.raw()[k]) / 2, atol=1e-4) for k in plain.raw())
+
+
+def _residual_permuted(state: dict, order: torch.Tensor) -> dict:
+    """Every axis of the residual stream permuted alike (LayerNorm is elementwise in it): the same function."""
+    reads = ("tok_emb.weight", "head.weight", "key.weight", "query.weight", "value.weight", "mlp.0.weight")
+    writes = ("proj.weight", "proj.bias", "mlp.2.weight", "mlp.2.bias", "ln1.weight", "ln1.bias", "ln2.weight",
+              "ln2.bias", "ln_f.weight", "ln_f.bias")
+    return {k: v[..., order] if k.endswith(reads) or k == "pos_emb" else v[order] if k.endswith(writes) else v
+            for k, v in state.items()}
+
+
+def test_a_copy_with_its_residual_stream_permuted_is_flagged_and_another_seed_is_not(tmp_path):
+    """Is a model whose residual stream's axes are all permuted alike (same function, every matrix other) flagged
+    against its source through its circuits, while a model of another seed is flagged against neither?"""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=20, block_size=16, n_layer=2, n_head=2, n_embd=16)).eval()
+    for name, p in model.named_parameters():
+        if name.startswith(("pos_emb", "ln")) or ".ln" in name:  # not the identity LayerNorm of a fresh model
+            p.data.normal_(1.0 if name.endswith("weight") else 0.0, 0.2)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    copy = _residual_permuted(state, torch.randperm(16, generator=torch.Generator().manual_seed(1)))
+    x = torch.randint(0, 20, (2, 15))
+    expected = model(x)[0]
+    model.load_state_dict(copy)
+    assert torch.allclose(model(x)[0], expected, atol=1e-5)  # the same function
+    file = RUN_PARTS[0].params
+    students = []
+    for name, s in (("ana", state), ("ben", _model_state(1)), ("cara", copy)):
+        torch.save(s, tmp_path / f"{name}.params")
+        students.append((name, Prints((), (), "", ((file, sketch_params(tmp_path / f"{name}.params")),))))
+    flagged = near_copies(students, None)
+    assert [(f.file, f.student, f.other) for f in flagged] == [(file, "ana", "cara")]
+    assert "circuits: median cosine 1.000" in flagged[0].why
 
 
 NAMES = ("tok_emb.weight", "head.weight", *(f"blocks.{b}.{n}" for b in (0, 1, 7) for n in (
