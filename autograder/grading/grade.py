@@ -93,7 +93,6 @@ def load_gold(settings: Settings) -> dict:
             "test": read_birth_places(settings.answers, require_answers=True)}
 
 
-
 def _holders() -> dict[str, str]:
     """Each graded part (a check's grade_id, a run split) -> the notebook file that holds its cell."""
     holder = {c.grade_id: f"{c.notebook}.ipynb" for c in registry.CHECKS}
