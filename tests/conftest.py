@@ -23,10 +23,10 @@ from course_lib.layout import TEST_ANSWERS, WIKI  # noqa: E402
 from course_lib.loader.load import load_notebooks, notebook_paths  # noqa: E402
 
 
-# the files that take longest, started first: xdist's loadfile hands files out in collection order (one to each of
-# its three workers, then a second to each as its queue), and the hub's term (mostly waiting on servers and a
-# student's slow cells) left the cores idle when it started last. A worker's second file waits for its first, so
-# the next long ones come after three short ones.
+# the files that take longest, started first, so that none of them runs last alone (the hub's term mostly waits on
+# servers and a student's slow cells): xdist's loadfile hands files out in collection order, one to each of its
+# three workers, then a second to each as its queue. A worker's second file waits for its first, so the next long
+# ones come after three short ones.
 LONGEST_FIRST = ("hub/test_assignment_life.py", "autograder/grading/test_honest_cohort.py",
                  "autograder/grading/test_adversarial.py")
 LONG_NEXT = ("test_docs_commands.py", "autograder/nbgrader_glue/test_nbgrader_term.py",

@@ -71,4 +71,3 @@ def warm_page() -> nbformat.NotebookNode:
     nb = v4.new_notebook(cells=[v4.new_markdown_cell("# Warm\n\nSome *text*, `code` and $x^2$.", id="warm-text"), code])
     nb.metadata["language_info"] = {"name": "python", "pygments_lexer": "ipython3"}
     return nb
-
