@@ -59,8 +59,19 @@ def _run(kc, code: str, timeout: float = 60) -> tuple[str, str]:
         elif msg["msg_type"] == "error":
             out.append(f"{content['ename']}: {content['evalue']}")
 
-    reply = kc.execute_interactive(code, timeout=timeout, output_hook=hook)
+    reply = _reply_not_aborted(kc, code, timeout=timeout, output_hook=hook)
     return reply["content"]["status"], "".join(out)
+
+
+def _reply_not_aborted(kc, code: str, **kwargs) -> dict:
+    """The reply to ``code``, sent again while ipykernel still aborts what comes in just after a cell's error (its
+    stop_on_error window: such a request is answered "aborted", with no user_expressions, and never run)."""
+    for _ in range(5):
+        reply = kc.execute_interactive(code, **kwargs)
+        if reply["content"]["status"] != "aborted":
+            return reply
+        time.sleep(0.5)
+    return reply
 
 
 def _kernel_host_pid(kc) -> int:
@@ -240,19 +251,8 @@ def test_interrupt_reaches_the_kernel(kernel):
     assert time.monotonic() - started < 20
     # read back through the reply, not the printed stream: under the suite's load the stream printed right after
     # the interrupt once did not reach _run (the cell itself had run)
-    after = _execute_once_not_aborted(kc, "alive = 'still here'", {"alive": "alive"})
+    after = _reply_not_aborted(kc, "alive = 'still here'", user_expressions={"alive": "alive"}, timeout=60)
     assert after["content"]["user_expressions"]["alive"]["data"]["text/plain"] == "'still here'"
-
-
-def _execute_once_not_aborted(kc, code: str, expressions: dict[str, str]) -> dict:
-    """The reply to `code`, sent again while ipykernel still aborts what came in just after the interrupted cell's error
-    (its stop_on_error window: such a request is answered "aborted", with no user_expressions, and never run)."""
-    for _ in range(5):
-        reply = kc.execute_interactive(code, user_expressions=expressions, timeout=60)
-        if reply["content"]["status"] != "aborted":
-            return reply
-        time.sleep(0.5)
-    return reply
 
 
 @confined
