@@ -17,9 +17,10 @@ A byte hash misses a classmate's run copied with one value nudged by 1e-6. These
     synthesizer's), so the residual stream's basis cancels too: a copy with every residual axis
     permuted alike (LayerNorm is elementwise, so it computes the same function) has the same
     circuits. The vocabulary's order is the course's, the same for everyone, and ``E`` starts
-    from each student's own seed, so two students' own runs still compare near 0 (benchmarks/
-    FINDINGS.md, "Run fingerprints that ignore the residual basis"). A square circuit's diagonal
-    mean is taken out, as a multiple of the identity is no one's own;
+    from each student's own seed, so two students' own runs still compare near 0
+    (benchmarks/FINDINGS.md, "Study-group snippets weighed by pairs, run circuits read through the
+    embedding"). A square circuit's diagonal mean is taken out, as a multiple of the identity is
+    no one's own;
   - each predictions file's answers, one 8-byte hash per line (read as the grader reads them);
   - the seed each training run's log records.
 The params file is the student's: it is loaded with ``torch.load(weights_only=True)`` (tensors,
