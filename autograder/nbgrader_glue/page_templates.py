@@ -12,8 +12,6 @@ what a unit adds to these caches dies with the unit.
 """
 from __future__ import annotations
 
-import os
-
 import jinja2
 import nbformat
 
@@ -44,18 +42,11 @@ TEMPLATE_BYTECODE = TemplateBytecode()
 
 
 def feedback_config():
-    """nbconvert's HTMLExporter set up as nbgrader's generate_feedback sets it up (its feedback template)."""
-    import nbgrader.converters.generate_feedback as generate_feedback
-    from traitlets.config import Config
+    """The config nbgrader's generate_feedback gives its exporter (the feedback template, nbgrader's template folders,
+    no default preprocessors): nbgrader's own, so the warm-up compiles what the pages use."""
+    from nbgrader.converters import GenerateFeedback
 
-    nbgrader_dir = os.path.dirname(os.path.dirname(os.path.abspath(generate_feedback.__file__)))
-    formgrader = os.path.join(nbgrader_dir, "server_extensions", "formgrader")
-    c = Config()
-    c.HTMLExporter.template_name = "feedback"
-    c.HTMLExporter.extra_template_basedirs = [os.path.join(formgrader, "templates")]
-    c.HTMLExporter.extra_template_paths = [os.path.join(formgrader, "static", "node_modules", "bootstrap", "dist",
-                                                        "css")]
-    return c
+    return GenerateFeedback().config
 
 
 def warm_page() -> nbformat.NotebookNode:
