@@ -352,12 +352,12 @@ def _report(args) -> int:
     return print_summary("report", report_problems(reasons) + [Problem(x.student, x.line()) for x in late])
 
 def _similarity(args) -> int:
+    from autograder.collecting.collect import release_folder
     from autograder.exports.similarity import OVERALL, similarity_report
     from autograder.exports.similarity_files import write_report
 
-    course_release = Path(args.submitted).resolve().parent / "release" / args.assignment  # what the course gave out
-    release = Path(args.release) if args.release else course_release if course_release.is_dir() \
-        else layout.RELEASE_DIR.parent / args.assignment
+    course = Path(args.submitted).resolve().parent
+    release = Path(args.release) if args.release else release_folder(args.assignment, course)
     for path, what in ((Path(args.submitted), "the submitted/ folder"), (release, "the release notebooks")):
         if not path.is_dir():
             print(f"error: {path} not found ({what})", file=sys.stderr)

@@ -1,18 +1,15 @@
 """The collect step: grading reads a sanitised copy of each submission, never ``submitted/`` itself.
 
-nbgrader lays submissions out as ``submitted/<student>/<assignment>/...``: the notebooks at
-the top and the training runs' files at the top or in ``outputs/``. A submission is the
-student's to shape: it may hold a link to the gradebook, a FIFO named like a notebook, a
-folder named like a file, a huge file, a million empty ones, or a hard link (an honest
-backup, or files gathered with ``cp -al``). This step looks up the files the assignment
-is made of **by name** (so no number of other entries hides them), copies each one that
-is a regular file of bounded size (a hard-linked one by its content) into a folder of the
-grader's (``autograder.collecting.safe_files`` reads without following links), and says what it left
-out: to the instructor in ``dropped`` (names shown sanitised), and to the student, for an
-expected file that is missing, in ``notes`` (grader-written words naming the assignment's
-file, never the student's). The entries it does not need are listed only up to a cap, for
-those reasons and for names that miss an expected one by spaces or capitals. Notebooks are copied as
-Jupyter saves them, and a missing one's renamed copy is taken in its place
+nbgrader lays submissions out as ``submitted/<student>/<assignment>/...``: the notebooks at the top and the training
+runs' files at the top or in ``outputs/``. A submission is the student's to shape: it may hold a link to the gradebook,
+a FIFO named like a notebook, a folder named like a file, a huge file, a million empty ones, or a hard link (an honest
+backup, or files gathered with ``cp -al``). This step looks up the files the assignment is made of **by name** (so no
+number of other entries hides them), copies each one that is a regular file of bounded size (a hard-linked one by its
+content) into a folder of the grader's (``autograder.collecting.safe_files`` reads without following links), and says
+what it left out: to the instructor in ``dropped`` (names shown sanitised), and to the student, for an expected file
+that is missing, in ``notes`` (grader-written words naming the assignment's file, never the student's). The entries it
+does not need are listed only up to a cap, for those reasons and for names that miss an expected one by spaces or
+capitals. Notebooks are copied as Jupyter saves them, and a missing one's renamed copy is taken in its place
 (``autograder.collecting.notebook_copies``); the instructor reads one line about each in ``notices``.
 """
 from __future__ import annotations
@@ -76,13 +73,15 @@ class Wanted:
     marks: Marks = ()  # each release notebook's grade_ids, to tell a renamed copy of a missing one (none: none taken)
 
 
+def release_folder(assignment: str, course: Path | None = None) -> Path:
+    """``course``'s ``release/<assignment>`` if it has one (it may give out only some notebooks), else the project's."""
+    own = course / "release" / assignment if course is not None else None
+    return own if own is not None and own.is_dir() else layout.RELEASE_DIR.parent / assignment
+
+
 def wanted_for(assignment: str, release: Path | None = None, course: Path | None = None) -> Wanted:
-    """The assignment's notebooks (the release's file names, and their grade_ids) and the run files. The
-    release is ``course``'s own (``release/<assignment>``, what nbgrader released) when it has one: a course
-    may release only some of the notebooks; else the project's."""
-    if release is None and course is not None and (course / "release" / assignment).is_dir():
-        release = course / "release" / assignment
-    release = release or layout.RELEASE_DIR.parent / assignment
+    """The assignment's notebooks (``release``'s names and grade_ids; by default ``release_folder``), the run files."""
+    release = release or release_folder(assignment, course)
     if not release.is_dir():
         return Wanted(frozenset(), frozenset(RUN_FILES) | RUN_LOGS)
     return Wanted(frozenset(p.name for p in release.glob("*.ipynb")), frozenset(RUN_FILES) | RUN_LOGS,

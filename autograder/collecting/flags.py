@@ -20,7 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.collecting.collect import Collected
+from autograder.collecting.collect import Collected, release_folder
 from autograder.collecting.near_copies import near_copies
 from autograder.collecting.prints import notebook_fingerprint
 from course_lib import layout
@@ -74,7 +74,7 @@ def cohort_flags(collected: list[Collected], assignment: str = layout.ASSIGNMENT
     hashes, ``near_copies.gold_hashes``) lets near-copies be found by their answers as well as their
     weights."""
     solutions = solutions or layout.SOLUTIONS_DIR.parent / assignment
-    release = release or layout.RELEASE_DIR.parent / assignment
+    release = release or release_folder(assignment)
     run_files: dict[tuple[str, str], list[str]] = defaultdict(list)
     inodes: dict[tuple[int, int, str], list[str]] = defaultdict(list)
     notebooks: dict[tuple[str, str], list[str]] = defaultdict(list)
