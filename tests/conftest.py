@@ -23,28 +23,6 @@ from course_lib.layout import TEST_ANSWERS, WIKI  # noqa: E402
 from course_lib.loader.load import load_notebooks, notebook_paths  # noqa: E402
 
 
-# the files that take longest, started first, so that none of them runs last alone (the hub's term mostly waits on
-# servers and a student's slow cells): xdist's loadfile hands files out in collection order, one to each of its
-# three workers, then a second to each as its queue. A worker's second file waits for its first, so the next long
-# ones come after three short ones.
-LONGEST_FIRST = ("hub/test_assignment_life.py", "autograder/grading/test_honest_cohort.py",
-                 "autograder/grading/test_adversarial.py")
-LONG_NEXT = ("test_docs_commands.py", "autograder/nbgrader_glue/test_nbgrader_term.py",
-             "autograder/nbgrader_glue/test_nbgrader_autograde.py")
-
-
-def pytest_collection_modifyitems(session, config, items):
-    """LONGEST_FIRST's files first, then three others, then LONG_NEXT's, then the rest; each file's tests in order."""
-    def named(names: tuple[str, ...]) -> list[str]:
-        return [f for name in names for f in files if f.endswith(f"tests/{name}")]
-
-    files = list(dict.fromkeys(item.path.as_posix() for item in items))
-    first, after = named(LONGEST_FIRST), named(LONG_NEXT)
-    rest = [f for f in files if f not in first and f not in after]
-    place = {f: i for i, f in enumerate(first + rest[:3] + after + rest[3:])}
-    items.sort(key=lambda item: place[item.path.as_posix()])  # (stable)
-
-
 @pytest.fixture(scope="session")
 def reference():
     """The graded parts as the instructor wrote them, loaded by the student loader."""
