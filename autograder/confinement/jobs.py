@@ -44,6 +44,7 @@ class JobResult:
     problem: str | None  # a grader-written reason when there is no usable answer
     log: str  # the tail of what the job printed: for the instructor only
     seconds: float  # wall time
+    first: bytes = b""  # what the job's first task sent on its own pipe (``run_job(first=...)``), raw
 
 
 def _drain(stream, cap: int, sink: list, overflow: list) -> None:
@@ -72,8 +73,12 @@ def _rlimits(limits: Limits):
 
 def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: float = 300,
             limits: Limits = Limits(), confined: bool = True, env: dict[str, str] | None = None,
-            answer_cap: int = ANSWER_CAP) -> JobResult:
+            answer_cap: int = ANSWER_CAP, first: tuple[bytes, float] | None = None) -> JobResult:
     """Run ``inside.job`` JOB on ``request`` with copies of ``inputs`` (name -> file) at /job.
+
+    ``first`` (a request's bytes, seconds) runs the decode first, before JOB (``inside.decode_first``): its
+    request goes through a pipe only the decode reads, never into /job, and what it sends back through a
+    pipe of its own is ``JobResult.first``.
 
     ``env`` adds environment variables; in their values ``{job}`` is the job's folder and ``{tmp}``
     its scratch folder, as the job sees them. ``answer_cap`` bounds the answer read back (a larger
@@ -96,11 +101,13 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         (folder / "request.json").write_bytes(wire.dumps(request))
         os.chmod(folder / "request.json", 0o644)
         read_answer, write_answer = os.pipe()
+        side = _side_pipes(first)  # the first task's (request read end, answer write end) in the job, else ()
+        extra_args = [str(side[0][0]), str(side[1][1]), str(first[1])] if side else []
         if confined:
             mounts = Mounts(read_only={str(folder): "/job", str(INSIDE): "/grader/inside"})
             entry = ENTRY.format(root="/grader", course=str(COURSE_LIB.parent))
             command = [sys.executable, "-I", "-c", entry, job, "/job/request.json",
-                       str(write_answer)]
+                       str(write_answer), *extra_args]
             extra = {k: v.format(job="/job", tmp="/tmp") for k, v in (env or {}).items()}
             argv = confinement.bwrap_argv(command, mounts, limits, chdir="/job", env=extra)
             cwd, env = tmp, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -109,7 +116,7 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
             scratch.mkdir()
             entry = ENTRY.format(root=str(INSIDE.parent), course=str(COURSE_LIB.parent))
             argv = [sys.executable, "-I", "-c", entry, job,
-                    str(folder / "request.json"), str(write_answer)]
+                    str(folder / "request.json"), str(write_answer), *extra_args]
             cwd = str(folder)
             extra = {k: v.format(job=str(folder), tmp=str(scratch)) for k, v in (env or {}).items()}
             env = {"PATH": os.environ.get("PATH", ""), "HOME": str(scratch), "TMPDIR": str(scratch),
@@ -122,14 +129,22 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
             _rlimits(limits)()
 
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                cwd=cwd, env=env, pass_fds=(write_answer,), preexec_fn=enter,
-                                start_new_session=True)
+                                cwd=cwd, env=env, pass_fds=(write_answer, *(int(fd) for fd in extra_args[:2])),
+                                preexec_fn=enter, start_new_session=True)
         os.close(write_answer)
         answer_chunks, log_chunks, overflow, log_overflow = [], [], [], []
         readers = [threading.Thread(target=_drain, args=(os.fdopen(read_answer, "rb"), answer_cap, answer_chunks,
                                                          overflow), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stdout, LOG_CAP, log_chunks, log_overflow),
                                     daemon=True)]
+        first_chunks, first_overflow = [], []
+        if side:
+            (read_request, write_request), (read_first, write_first) = side
+            os.close(read_request)
+            os.close(write_first)
+            threading.Thread(target=_send, args=(write_request, first[0]), daemon=True).start()
+            readers.append(threading.Thread(target=_drain, args=(os.fdopen(read_first, "rb"), answer_cap,
+                                                                 first_chunks, first_overflow), daemon=True))
         for reader in readers:
             reader.start()
         timed_out = False
@@ -158,12 +173,27 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
             problem = f"answered with more than the {answer_cap // 2 ** 20} MB the grader reads back"
         elif proc.returncode != 0:
             problem = f"stopped before answering (exit code {proc.returncode})"
+        first_bytes = b"" if first_overflow else b"".join(first_chunks)
         if problem:
-            return JobResult(None, problem, log, seconds)
+            return JobResult(None, problem, log, seconds, first_bytes)
         try:
-            return JobResult(wire.loads(b"".join(answer_chunks)), None, log, seconds)
+            return JobResult(wire.loads(b"".join(answer_chunks)), None, log, seconds, first_bytes)
         except wire.WireError:
-            return JobResult(None, "gave an answer the grader could not read", log, seconds)
+            return JobResult(None, "gave an answer the grader could not read", log, seconds, first_bytes)
+
+
+def _side_pipes(first: tuple[bytes, float] | None) -> tuple:
+    """The first task's two pipes, ((request read, request write), (answer read, answer write)), or ()."""
+    return (os.pipe(), os.pipe()) if first is not None else ()
+
+
+def _send(fd: int, data: bytes) -> None:
+    """Write ``data`` to a pipe and close it; a reader that ended first only shortens it."""
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    except (BrokenPipeError, OSError):
+        pass
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -16,9 +16,10 @@ from pathlib import Path
 from autograder.checks import hyperparameters, registry, run_files
 from autograder.collecting.collect import OUTPUTS
 from autograder.collecting.safe_files import shown
-from autograder.confinement.jobs import run_job
+from autograder.confinement.jobs import JobResult, run_job
 from autograder.exports import reasons
 from autograder.grading.results import OUT_OF_TIME, Budget, PartResult, Settings
+from autograder.grading.run_parts import DecodeFirst, decoded_first
 from course_lib import layout
 from course_lib.contract import PARTS
 
@@ -91,12 +92,15 @@ def notebooks_seconds(timeout: float) -> float:
 
 
 def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: int, budget: Budget,
-               chosen: dict[str, dict] | None = None) -> list[PartResult]:
+               chosen: dict[str, dict] | None = None, first: DecodeFirst | None = None) -> list[PartResult]:
     """Probe every check in one confined job on inputs drawn from ``seed``; judge each output here.
     The training hyperparameters the glue chose (``autograder.checks.hyperparameters``, from the
-    glue checks that passed) go into ``chosen``, for the audit."""
+    glue checks that passed) go into ``chosen``, for the audit. ``first``: the decode, run first in
+    the same job (its result goes into ``first.result``)."""
     timeout = budget.job_timeout(settings.timeout)
     if timeout <= 0:
+        if first is not None:
+            first.result = JobResult(None, "was not started: " + OUT_OF_TIME, "", 0.0)
         return [PartResult(c.grade_id, 0.0, c.points, OUT_OF_TIME) for c in registry.CHECKS]
     rng = random.Random(seed)
     seconds = notebooks_seconds(timeout)
@@ -107,9 +111,15 @@ def grade_code(notebooks: list[Path], settings: Settings, log: list[str], seed: 
                                "probe": c.probe, "seconds": c.seconds,
                                "inputs": registry.sent_inputs(c, inputs[c.grade_id])} for c in registry.CHECKS]}
         given = {**{p.name: p for p in notebooks}, **saved_runs(notebooks[0].parent), **files, **data_inputs(settings)}
+        if first is not None:  # the decode's time comes before the notebooks' own deadline starts
+            given.update(first.files)
+            timeout = budget.job_timeout(timeout + first.seconds)
         job = run_job("probe", request, given, timeout, settings.limits, settings.confined,
-                      env={**PROBE_ENV, **RUN_ALL_ENV, "COURSE_PRESET": settings.preset})
+                      env={**PROBE_ENV, **RUN_ALL_ENV, "COURSE_PRESET": settings.preset},
+                      first=None if first is None else (first.request, first.seconds))
     log.append(f"probe job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n{job.log[-LOG_TAIL:]}")
+    if first is not None:
+        first.result = decoded_first(job, first, settings, log)
     if job.problem:
         return [PartResult(c.grade_id, 0.0, c.points, f"your notebooks {job.problem}") for c in registry.CHECKS]
     answer = job.answer if isinstance(job.answer, dict) else {}

@@ -2,9 +2,10 @@
 
 After the collect step has copied only the assignment's files (``autograder.collecting``),
 one confined *probe* job runs every check's probe on inputs drawn from this grading's seed
-(recorded in the result, so ``--seed`` replays it) and each output is judged here; one
-confined *decode* job with no student code answers the questions with each run part's
-params. All of one student's jobs share a time budget. One student's failure of any kind is
+(recorded in the result, so ``--seed`` replays it) and each output is judged here. Before any
+student code runs there, the *decode*, a child of the same job with no student code, answers
+the questions with each run part's params (``autograder.inside.decode_first``). All of one
+student's jobs share a time budget. One student's failure of any kind is
 that student's row with reasons from a fixed vocabulary; the full story goes to the
 instructor's log.
 """
@@ -26,7 +27,7 @@ from autograder.grading.results import (
     SubmissionResult,
     failed_row,
 )
-from autograder.grading.run_parts import grade_runs
+from autograder.grading.run_parts import NOT_RUN, decode_first, grade_runs
 from course_lib import layout
 from course_lib.data_files import read_birth_places
 
@@ -41,17 +42,21 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
     result.log += [f"the collect step: {notice}" for notice in collected.notices]
     budget = Budget(settings.student_seconds)
     notebooks = sorted(collected.folder.glob("*.ipynb")) if collected.folder else []
+    questions = {split: [e.question for e in examples] for split, examples in gold.items()}
+    # the params are decoded first in the probe job's sandbox: one Python and torch for both
+    first = decode_first(collected.folder, settings, questions) if notebooks else None
     if not notebooks:
         result.parts = [PartResult(c.grade_id, 0.0, c.points,
                                    "no notebooks in the submission") for c in registry.CHECKS]
     else:
-        result.parts = grade_code(notebooks, settings, result.log, seed, budget, result.hyperparameters)
+        result.parts = grade_code(notebooks, settings, result.log, seed, budget, result.hyperparameters, first)
     if collected.folder is None:
         result.parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, "no submission folder")
                          for b in settings.bars]
     else:
+        decoded = NOT_RUN if not notebooks else None if first is None else first.result
         result.parts += grade_runs(collected.folder, settings, result.parts, gold, result.log, budget,
-                                   collected.notes, result.accuracies)
+                                   collected.notes, result.accuracies, decoded)
         result.above_ceiling = above_ceiling(result.accuracies, settings.bars)
         result.log += [f"{split}: {100 * result.accuracies[split]:.1f}% is above what the course's code reaches "
                        "with this preset (bars.toml's ceiling): flagged, audited first"

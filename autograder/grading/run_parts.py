@@ -6,6 +6,7 @@ check of the code it depends on passed and the submitted predictions are those a
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.checks import registry, run_files
@@ -13,6 +14,8 @@ from autograder.collecting.collect import OUTPUTS
 from autograder.confinement.jobs import JobResult, run_job
 from autograder.exports import reasons
 from autograder.grading.results import OUT_OF_TIME, Budget, PartResult, Settings
+from autograder.inside import wire
+from autograder.inside.working_folder import DECODE_FOLDER
 from course_lib import layout
 from course_lib.data_files import DataFormatError, read_handed_in_predictions
 from course_lib.gpt.evaluation import accuracy
@@ -20,38 +23,96 @@ from course_lib.layout import SOLUTIONS_DIR
 from course_lib.presets import get_preset
 
 MISMATCH_ALLOWED = 0.01  # share of predictions that may differ from the grader's (other hardware)
+SYNTHESIZER_REFERENCE = SOLUTIONS_DIR / "05_synthesizer.ipynb"  # the trusted attention the decode builds models with
+NOT_RUN = object()  # grade_runs' ``decoded`` when no decode has run yet
+# the decode's problem words (``autograder.inside.decode_first.PROBLEMS``) in the grader's words
+FIRST_PROBLEMS = {"timeout": "ran past the time limit of {seconds:.0f} s and was stopped",
+                  "memory": "ran out of memory (the limit is {memory} MB) and was stopped",
+                  "too_large": "answered with more than the grader reads back",
+                  "stopped": "stopped before answering"}
+
+
+def _decode_request(folder: Path, settings: Settings, questions: dict[str, list[str]], wiki: str,
+                    params: str = "") -> tuple[dict, dict[str, Path]] | None:
+    """The decode's request and the files it reads (``wiki``: where the job sees the wiki; each part's params
+    under the folder ``params``), or None when no run part's params were handed in."""
+    present = [p for p in run_files.RUN_PARTS if (folder / OUTPUTS / p.params).is_file()]
+    if not present:
+        return None
+    preset = get_preset(settings.preset)
+    files = {wiki: settings.data_dir / layout.WIKI}
+    files.update({f"{params}{p.name}.params": folder / OUTPUTS / p.params for p in present})
+    request = {"wiki": wiki, "block_size": preset.block_size, "model": dict(preset.model),
+               "batch_size": preset.eval_batch_size,
+               "parts": [{"name": p.name, "params": f"{params}{p.name}.params", "attention": p.attention,
+                          "questions": questions} for p in present]}
+    return request, files
 
 
 def decode_params(folder: Path, settings: Settings, questions: dict[str, list[str]], log: list[str],
             budget: Budget) -> JobResult | None:
-    """Answer every question with trusted model code and each run part's params."""
-    present = [p for p in run_files.RUN_PARTS if (folder / OUTPUTS / p.params).is_file()]
-    if not present:
+    """Answer every question with trusted model code and each run part's params, in a job of its own."""
+    made = _decode_request(folder, settings, questions, layout.WIKI)
+    if made is None:
         return None
     timeout = budget.job_timeout(settings.timeout)
     if timeout <= 0:
         return JobResult(None, "was not started: " + OUT_OF_TIME, "", 0.0)
-    preset = get_preset(settings.preset)
-    files = {layout.WIKI: settings.data_dir / layout.WIKI,
-             "synthesizer_reference.ipynb": SOLUTIONS_DIR / "05_synthesizer.ipynb"}
-    files.update({f"{p.name}.params": folder / OUTPUTS / p.params for p in present})
-    request = {"wiki": layout.WIKI, "block_size": preset.block_size, "model": dict(preset.model),
-               "synthesizer_reference": "synthesizer_reference.ipynb", "batch_size": preset.eval_batch_size,
-               "parts": [{"name": p.name, "params": f"{p.name}.params", "attention": p.attention,
-                          "questions": questions} for p in present]}
+    request, files = made
+    request["synthesizer_reference"] = "synthesizer_reference.ipynb"
+    files["synthesizer_reference.ipynb"] = SYNTHESIZER_REFERENCE
     job = run_job("decode", request, files, timeout, settings.limits, settings.confined)
     log.append(f"decode job: {job.seconds:.1f} s, {job.problem or 'answered'}; its output:\n{job.log[-2000:]}")
     return job
 
 
+@dataclass
+class DecodeFirst:
+    """The decode of a submission's params, run first in its probe job (``autograder.inside.decode_first``)."""
+
+    request: bytes  # what only the decode reads, through a pipe: the questions, the synthesizer reference's source
+    files: dict[str, Path]  # put in the probe job's folder: the params (the student's own) and the wiki
+    seconds: float  # its time limit, as a decode job of its own has
+    result: JobResult | None = None  # set by the probe job's run (``code_parts.grade_code``)
+
+
+def decode_first(folder: Path, settings: Settings, questions: dict[str, list[str]]) -> DecodeFirst | None:
+    """The decode to run first in the probe job, or None when no run part's params were handed in."""
+    made = _decode_request(folder, settings, questions, f"data/{layout.WIKI}", f"{DECODE_FOLDER}/")
+    if made is None:
+        return None
+    request, files = made
+    request["synthesizer_reference_text"] = SYNTHESIZER_REFERENCE.read_text(encoding="utf-8")
+    return DecodeFirst(wire.dumps(request), files, settings.timeout)
+
+
+def decoded_first(job: JobResult, first: DecodeFirst, settings: Settings, log: list[str]) -> JobResult:
+    """What the decode sent from inside the probe job, as the JobResult a decode job of its own gives."""
+    try:
+        sent = wire.loads(job.first) if job.first else None
+    except wire.WireError:
+        sent = None
+    problem = sent.get("problem") if isinstance(sent, dict) else None
+    if isinstance(sent, dict) and isinstance(sent.get("answer"), dict):
+        result = JobResult(sent["answer"], None, "", job.seconds)
+    elif problem in FIRST_PROBLEMS:
+        result = JobResult(None, FIRST_PROBLEMS[problem].format(seconds=first.seconds,
+                                                                 memory=settings.limits.memory_mb), "", job.seconds)
+    else:  # nothing whole came back: the probe job's own end says why
+        result = JobResult(None, job.problem or "gave an answer the grader could not read", "", job.seconds)
+    log.append(f"decode, run first in the probe job: {result.problem or 'answered'}")
+    return result
+
+
 def grade_runs(folder: Path, settings: Settings, code: list[PartResult], gold: dict, log: list[str],
                budget: Budget, notes: dict[str, str] | None = None,
-               accuracies: dict[str, float] | None = None) -> list[PartResult]:
+               accuracies: dict[str, float] | None = None, decoded: object = NOT_RUN) -> list[PartResult]:
     """Each run part's dev and test splits, scored on the grader's own decoding of the submitted
-    params (their accuracy also goes into ``accuracies``)."""
+    params (their accuracy also goes into ``accuracies``): ``decoded``, the decode already run first in
+    the probe job (None: no params were handed in), else a decode job of its own."""
     passed = {p.part for p in code if p.points == p.max_points}
     questions = {split: [e.question for e in examples] for split, examples in gold.items()}
-    job = decode_params(folder, settings, questions, log, budget)
+    job = decode_params(folder, settings, questions, log, budget) if decoded is NOT_RUN else decoded
     decoded = job.answer if job is not None and isinstance(job.answer, dict) else {}
     results = []
     for bar in settings.bars:

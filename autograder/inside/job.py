@@ -1,6 +1,6 @@
 """The sandbox's entry point:
 
-    python -I -c 'from inside.job import main; main()' JOB REQUEST ANSWER_FD
+    python -I -c 'from inside.job import main; main()' JOB REQUEST ANSWER_FD [DECODE_FDS SECONDS]
 
 Jobs:
   probe    run the student's notebooks as Jupyter's Run All does (each on its own,
@@ -10,6 +10,8 @@ Jobs:
            grader's inputs; per check, the raw output or what stopped it.
   decode   no student code: answer questions with trusted model code and the
            submitted params (loaded with ``weights_only``), for the run parts.
+           The score of record runs it first inside the probe job, forked before
+           any student code (``decode_first``); the audit runs it on its own.
   retrain  the audit, with no student code: the course's reference notebooks
            carry out the named training runs (course_lib.runs) on the course
            data, with the graded preset, the hyperparameters the student's glue
@@ -30,6 +32,7 @@ import types
 from dataclasses import dataclass
 
 from . import wire
+from .decoding import decode
 from .process_state import ProcessState
 from .working_folder import enter_working_folder, working_folder
 
@@ -198,44 +201,6 @@ def probe(request: dict) -> dict:
     return answers
 
 
-def decode(request: dict) -> dict:
-    """Predictions of each run part's params with trusted model code (no student code is loaded)."""
-    import torch
-
-    from course_lib.gpt.checkpoint import fit_state_dict
-    from course_lib.gpt.datasets import CharCorruptionDatasetBase
-    from course_lib.gpt.evaluation import predict_places
-    from course_lib.gpt.model import GPT, GPTConfig
-    from course_lib.loader.load import load_notebooks
-
-    torch.manual_seed(0)
-    with open(request["wiki"], encoding="utf-8") as f:
-        vocab = CharCorruptionDatasetBase(f.read(), request["block_size"]).vocab
-    classes = {"vanilla": None}
-    if request.get("synthesizer_reference"):
-        classes["synthesizer"] = load_notebooks([request["synthesizer_reference"]],
-                                                module_name="reference_synthesizer").SynthesizerAttention
-    out = {}
-    for part in request["parts"]:
-        config = GPTConfig(len(vocab), request["block_size"], **request["model"])
-        kwargs = {} if classes[part["attention"]] is None else {"attention_class": classes[part["attention"]]}
-        model = GPT(config, **kwargs)
-        try:
-            state, misfit = fit_state_dict(model, torch.load(part["params"], map_location="cpu", weights_only=True))
-        except Exception as err:  # unreadable, or unsafe (a pickle that runs code): that part only
-            out[part["name"]] = {"error": {"kind": "unreadable", "type": type(err).__name__}}
-            continue
-        if misfit is not None:  # numbers and the trusted model's own names only
-            out[part["name"]] = {"error": {"kind": misfit.kind, "name": misfit.name, "got": list(misfit.got),
-                                           "want": list(misfit.want)}}
-            continue
-        model.load_state_dict(state, strict=True)
-        model.eval()
-        out[part["name"]] = {split: predict_places(model, vocab, questions, request.get("batch_size", 256))
-                             for split, questions in part["questions"].items()}
-    return out
-
-
 def _with_hyperparameters(preset, chosen: dict):
     """The preset with the student's chosen fields under each stage's overrides (the preset's own
     still win, as in the student's runs)."""
@@ -287,9 +252,13 @@ JOBS = {"probe": probe, "decode": decode, "retrain": retrain}
 
 def main(argv: list[str] | None = None) -> int:
     """Run JOB on the request file and write its answer to the answer pipe; exits the process."""
-    job, request_path, answer_fd = argv or sys.argv[1:]
+    job, request_path, answer_fd, *decode = argv or sys.argv[1:]
     # the answer pipe is opened before any student code runs; what the code prints goes to the log
     answer = os.fdopen(int(answer_fd), "wb")
+    if decode:  # DECODE_REQUEST_FD DECODE_ANSWER_FD SECONDS: the decode first, its pipes shut before the probe
+        from .decode_first import decode_first
+
+        decode_first(int(decode[0]), int(decode[1]), float(decode[2]))
     with open(request_path, "rb") as f:
         request = wire.loads(f.read())
     result = JOBS[job](request)

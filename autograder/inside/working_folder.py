@@ -15,13 +15,14 @@ import sys
 import tempfile
 
 REQUEST = "request.json"  # the job's request: the grader's file, not the notebooks'
+DECODE_FOLDER = "decode-params"  # the params the decode reads before the notebooks run (``decode_first``)
 
 
 def working_folder(job_dir: str) -> str:
-    """A new folder in the job's scratch showing every entry of ``job_dir`` (but the request) through a link."""
+    """A new folder in the job's scratch showing every entry of ``job_dir`` (but the grader's own) through a link."""
     folder = tempfile.mkdtemp(prefix="notebooks-")
     for name in sorted(os.listdir(job_dir)):
-        if name != REQUEST:
+        if name not in (REQUEST, DECODE_FOLDER):
             os.symlink(os.path.join(job_dir, name), os.path.join(folder, name))
     return folder
 

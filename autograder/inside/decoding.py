@@ -1,0 +1,44 @@
+"""The decode: questions answered by trusted model code with submitted params; no student code is loaded.
+
+The decode job runs it on its own (the audit's retrained params); the score of record runs it first
+in the probe job, in a child forked before any student code (``decode_first``).
+"""
+from __future__ import annotations
+
+
+def decode(request: dict) -> dict:
+    """Predictions of each run part's params with trusted model code (no student code is loaded)."""
+    import torch
+
+    from course_lib.gpt.checkpoint import fit_state_dict
+    from course_lib.gpt.datasets import CharCorruptionDatasetBase
+    from course_lib.gpt.evaluation import predict_places
+    from course_lib.gpt.model import GPT, GPTConfig
+    from course_lib.loader.load import load_notebooks
+
+    torch.manual_seed(0)
+    with open(request["wiki"], encoding="utf-8") as f:
+        vocab = CharCorruptionDatasetBase(f.read(), request["block_size"]).vocab
+    classes = {"vanilla": None}
+    if request.get("synthesizer_reference"):
+        classes["synthesizer"] = load_notebooks([request["synthesizer_reference"]],
+                                                module_name="reference_synthesizer").SynthesizerAttention
+    out = {}
+    for part in request["parts"]:
+        config = GPTConfig(len(vocab), request["block_size"], **request["model"])
+        kwargs = {} if classes[part["attention"]] is None else {"attention_class": classes[part["attention"]]}
+        model = GPT(config, **kwargs)
+        try:
+            state, misfit = fit_state_dict(model, torch.load(part["params"], map_location="cpu", weights_only=True))
+        except Exception as err:  # unreadable, or unsafe (a pickle that runs code): that part only
+            out[part["name"]] = {"error": {"kind": "unreadable", "type": type(err).__name__}}
+            continue
+        if misfit is not None:  # numbers and the trusted model's own names only
+            out[part["name"]] = {"error": {"kind": misfit.kind, "name": misfit.name, "got": list(misfit.got),
+                                           "want": list(misfit.want)}}
+            continue
+        model.load_state_dict(state, strict=True)
+        model.eval()
+        out[part["name"]] = {split: predict_places(model, vocab, questions, request.get("batch_size", 256))
+                             for split, questions in part["questions"].items()}
+    return out
