@@ -1,7 +1,8 @@
 """The runs' half of a grading: submitted params decoded by trusted code, scored against the bars.
 
-A confined job with no student code answers every question with trusted model code and each run
-part's submitted params; a split scores what those answers get against its bar, only when every
+Confined trusted code answers every question with each run part's submitted params, before any
+student code runs in its sandbox (``decode_first``: a child of the probe job; the audit's own decode
+job: ``decode_params``); a split scores what those answers get against its bar, only when every
 check of the code it depends on passed and the submitted predictions are those answers.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A separate decode job paid for a sandbox, a Python and ``import torch`` of its own (about 1.2 CPU-s a
 student). Here the probe job, having imported torch and nothing of the student's, forks a child that
-decodes the submitted params with trusted code, as the decode job does (``job.decode``):
+decodes the submitted params with trusted code, as the decode job does (``decoding.decode``):
 
 - the child alone reads the decode's request, from a pipe the grader writes: the questions and the
   synthesizer reference's source, which never lie in the job's folder (a student's cells could read
@@ -42,7 +42,8 @@ def _child(request_fd: int, answer_fd: int) -> None:
         with os.fdopen(request_fd, "rb") as f:
             request = wire.loads(f.read())
         reference = os.memfd_create("synthesizer_reference.ipynb")  # no file another process could open
-        os.write(reference, request.pop("synthesizer_reference_text").encode("utf-8"))
+        with open(reference, "wb", closefd=False) as f:
+            f.write(request.pop("synthesizer_reference_text").encode("utf-8"))
         request["synthesizer_reference"] = f"/proc/self/fd/{reference}"
         data = wire.dumps({"answer": decode(request)})
         with os.fdopen(answer_fd, "wb") as out:
@@ -97,7 +98,14 @@ def decode_first(request_fd: int, answer_fd: int, seconds: float) -> None:
 
     read_end, write_end = os.pipe()
     sys.stdout.flush()  # nothing buffered is printed twice
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # the sandbox's process cap: the decode's problem, never the notebooks'
+        for fd in (read_end, write_end, request_fd):
+            os.close(fd)
+        with os.fdopen(answer_fd, "wb") as out:
+            out.write(wire.dumps({"problem": "stopped"}))
+        return
     if pid == 0:
         os.close(read_end)
         os.close(answer_fd)

@@ -10,8 +10,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from autograder import confinement
 from autograder.confinement.jobs import JobResult, run_job
 from autograder.grading.results import settings_for
-from autograder.grading.run_parts import SYNTHESIZER_REFERENCE, DecodeFirst, decoded_first
+from autograder.grading.run_parts import FIRST_PROBLEMS, SYNTHESIZER_REFERENCE, DecodeFirst, decoded_first
 from autograder.inside import wire
+from autograder.inside.decode_first import PROBLEMS
 from course_lib.presets import get_preset
 
 pytestmark = [pytest.mark.skipif(confinement.status() is not None, reason=f"no confinement: {confinement.status()}"),
@@ -98,6 +99,7 @@ def test_a_decode_past_its_time_limit_is_stopped_and_the_notebooks_still_run(tmp
 ])
 def test_what_the_decode_sent_becomes_the_graders_own_words(world_dir, sent, said):
     """Does each problem word the decode can send become the grader's reason, and anything else the job's own?"""
+    assert set(PROBLEMS) == set(FIRST_PROBLEMS)
     settings = settings_for(world_dir, world_dir / "x", "synthetic", "smoke")
     job = JobResult({}, "the probe job's own problem", "", 1.0, wire.dumps(sent))
     decoded = decoded_first(job, DecodeFirst(b"", {}, 60), settings, [])
