@@ -135,11 +135,15 @@ def sketch_params(path: Path) -> ParamsSketch | None:
                    and value.numel() > 0]
         if len(weights) > MAX_MATRICES:
             return None
-        tensors = tuple((key, _sketch(key, value)) for key, value in ((_key(n, v), v) for n, v in weights))
-        made = tuple((_key(n, v), _sketch(_key(n, v), v)) for n, v in circuits(dict(weights)))
+        tensors, made = _sketched(weights), _sketched(circuits(dict(weights)))
     except Exception:  # noqa: BLE001 (a student's file: whatever is unreadable has no sketch)
         return None
     return ParamsSketch(tensors, made) if tensors else None
+
+
+def _sketched(named) -> tuple[tuple[str, bytes], ...]:
+    """(key, sketch) of each (name, tensor), keyed by name and shape."""
+    return tuple((key, _sketch(key, value)) for key, value in ((_key(n, v), v) for n, v in named))
 
 
 def _key(name: str, value) -> str:

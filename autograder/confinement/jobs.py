@@ -101,8 +101,9 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         (folder / "request.json").write_bytes(wire.dumps(request))
         os.chmod(folder / "request.json", 0o644)
         read_answer, write_answer = os.pipe()
-        side = _side_pipes(first)  # the first task's (request read end, answer write end) in the job, else ()
-        extra_args = [str(side[0][0]), str(side[1][1]), str(first[1])] if side else []
+        side = _side_pipes(first)  # ((request read, request write), (answer read, answer write)), else ()
+        side_fds = (side[0][0], side[1][1]) if side else ()  # the ends the job holds
+        extra_args = [*map(str, side_fds), str(first[1])] if side else []
         if confined:
             mounts = Mounts(read_only={str(folder): "/job", str(INSIDE): "/grader/inside"})
             entry = ENTRY.format(root="/grader", course=str(COURSE_LIB.parent))
@@ -129,7 +130,7 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
             _rlimits(limits)()
 
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                cwd=cwd, env=env, pass_fds=(write_answer, *(int(fd) for fd in extra_args[:2])),
+                                cwd=cwd, env=env, pass_fds=(write_answer, *side_fds),
                                 preexec_fn=enter, start_new_session=True)
         os.close(write_answer)
         answer_chunks, log_chunks, overflow, log_overflow = [], [], [], []

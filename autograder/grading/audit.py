@@ -39,7 +39,7 @@ from autograder.collecting.run_prints import recorded_seed
 from autograder.confinement.jobs import run_job
 from autograder.grading.code_parts import PROBE_ENV, data_inputs
 from autograder.grading.results import Budget, Settings, SubmissionResult
-from autograder.grading.run_parts import decode_params
+from autograder.grading.run_parts import decode_params, gold_questions
 from course_lib.gpt.evaluation import accuracy
 from course_lib.layout import SOLUTIONS_DIR
 from course_lib.run_specs import RUNS
@@ -147,7 +147,7 @@ def audit_student(collected: Collected, result: SubmissionResult, settings: Sett
                 error = got.get("error") if isinstance(got, dict) else None
                 notes[part.name] = (f"retraining stopped ({error})" if isinstance(error, str)
                                     else f"retraining {job.problem or 'gave no params'}")
-        questions = {split: [e.question for e in examples] for split, examples in gold.items()}
+        questions = gold_questions(gold)
         decoded = decode_params(folder, settings, questions, out.log, Budget(settings.timeout))
     answers = decoded.answer if decoded is not None and isinstance(decoded.answer, dict) else {}
     for bar in settings.bars:

@@ -27,7 +27,7 @@ from autograder.grading.results import (
     SubmissionResult,
     failed_row,
 )
-from autograder.grading.run_parts import NOT_RUN, decode_first, grade_runs
+from autograder.grading.run_parts import NOT_RUN, decode_first, gold_questions, grade_runs
 from course_lib import layout
 from course_lib.data_files import read_birth_places
 
@@ -42,9 +42,8 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
     result.log += [f"the collect step: {notice}" for notice in collected.notices]
     budget = Budget(settings.student_seconds)
     notebooks = sorted(collected.folder.glob("*.ipynb")) if collected.folder else []
-    questions = {split: [e.question for e in examples] for split, examples in gold.items()}
     # the params are decoded first in the probe job's sandbox: one Python and torch for both
-    first = decode_first(collected.folder, settings, questions) if notebooks else None
+    first = decode_first(collected.folder, settings, gold_questions(gold)) if notebooks else None
     if not notebooks:
         result.parts = [PartResult(c.grade_id, 0.0, c.points,
                                    "no notebooks in the submission") for c in registry.CHECKS]

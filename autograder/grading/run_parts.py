@@ -33,6 +33,11 @@ FIRST_PROBLEMS = {"timeout": "ran past the time limit of {seconds:.0f} s and was
                   "stopped": "stopped before answering"}
 
 
+def gold_questions(gold: dict) -> dict[str, list[str]]:
+    """Each split's questions, in the gold's order (what the decode answers)."""
+    return {split: [e.question for e in examples] for split, examples in gold.items()}
+
+
 def _decode_request(folder: Path, settings: Settings, questions: dict[str, list[str]], wiki: str,
                     params: str = "") -> tuple[dict, dict[str, Path]] | None:
     """The decode's request and the files it reads (``wiki``: where the job sees the wiki; each part's params
@@ -112,8 +117,7 @@ def grade_runs(folder: Path, settings: Settings, code: list[PartResult], gold: d
     params (their accuracy also goes into ``accuracies``): ``decoded``, the decode already run first in
     the probe job (None: no params were handed in), else a decode job of its own."""
     passed = {p.part for p in code if p.points == p.max_points}
-    questions = {split: [e.question for e in examples] for split, examples in gold.items()}
-    job = decode_params(folder, settings, questions, log, budget) if decoded is NOT_RUN else decoded
+    job = decode_params(folder, settings, gold_questions(gold), log, budget) if decoded is NOT_RUN else decoded
     decoded = job.answer if job is not None and isinstance(job.answer, dict) else {}
     results = []
     for bar in settings.bars:

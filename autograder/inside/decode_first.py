@@ -58,32 +58,33 @@ def _child(request_fd: int, answer_fd: int) -> None:
         os._exit(status)
 
 
+def _killed(pid: int, problem: str) -> tuple[bytes, str]:
+    """Kill the child and reap it: no answer, ``problem``."""
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return b"", problem
+
+
 def _read(read_end: int, pid: int, deadline: float) -> tuple[bytes, str | None]:
     """The child's answer bytes, and a problem word when it did not end well."""
     chunks, size = [], 0
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([read_end], [], [], left)[0]:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return b"", "timeout"
+            return _killed(pid, "timeout")
         chunk = os.read(read_end, 65536)
         if not chunk:
             break
         size += len(chunk)
         if size > READ_CAP:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return b"", "too_large"
+            return _killed(pid, "too_large")
         chunks.append(chunk)
     while True:  # it exits right after its answer
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
         if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return b"", "timeout"
+            return _killed(pid, "timeout")
         time.sleep(0.01)
     code = os.waitstatus_to_exitcode(status)
     if code == 0:
