@@ -18,6 +18,9 @@
   every other student's pages are made, and the instructor's process reads none of it. Before a
   student's first page it recomputes their late penalty from the points as they stand
   (``autograder.term.late``: the score of record and the manual points came after autograde).
+  nbgrader asks for one page after another; when it asks for one, the exporter starts the student's
+  next pages too, so that ``page_workers`` units work at once, and hands each out at its turn (its
+  resources checked against those it was started with, else it is made again).
 - ``with_summary``: nbgrader's generate_feedback (the command and formgrader's button) ends with the
   step's summary (``autograder.exports.step_summary``): each student whose page was not made, whose
   submission has no autograded copy to make pages of, who handed a notebook in late or not at all; it
@@ -26,6 +29,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -55,12 +59,17 @@ class BoundedHTMLExporter(HTMLExporter):
     page_seconds = Float(60.0, help="wall time of one feedback page's unit; past it the page is not made").tag(
         config=True)
     page_memory_mb = Int(1024, help="memory one feedback page's unit may add to the grader's code").tag(config=True)
+    page_workers = Int(0, help="a student's pages made side by side, in as many units at once (0: one per core "
+                              "this process may use; 1: one page at a time)").tag(config=True)
     in_unit = Bool(False, help="set on the exporter a unit builds: render here").tag(config=False)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.pages: dict[str, list[str]] = {}  # student -> notebooks whose pages were made, this run
         self.problems: list[Problem] = []  # what this run's summary says
+        # pages started ahead of nbgrader's asking: notebook's absolute path -> (the resources it is made with, page)
+        self._ahead: dict[str, tuple[dict, Future]] = {}
+        self._pool: ThreadPoolExecutor | None = None  # the threads that wait on the pages' units
 
     def _create_environment(self):
         """nbconvert's jinja environment, with the compiled templates the fork server warmed (page_templates)."""
@@ -96,14 +105,41 @@ class BoundedHTMLExporter(HTMLExporter):
             shown_too = ", shown on their pages" if late.penalty else ""
             self.problems.append(Problem(late.student, late.line() + shown_too))
 
-    def _page(self, filename, resources, **kw):
-        """One page, made in its unit."""
+    def _pages_to_come(self, here: str, count: int) -> list[tuple[str, dict]]:
+        """Up to ``count`` pages nbgrader's converter (the exporter's parent) will ask for after ``here``, of the same
+        student's folder, each with the resources the converter will pass; none without a converter."""
+        notebooks = [os.path.abspath(nb) for nb in getattr(self.parent, "notebooks", None) or []]
+        resources_of = getattr(self.parent, "init_single_notebook_resources", None)
+        if resources_of is None or here not in notebooks:
+            return []
+        return [(nb, resources_of(nb)) for nb in notebooks[notebooks.index(here) + 1:][:count]]
+
+    def _started(self, path: str, resources) -> Future:
+        """The page of ``path`` being made in its unit, by the exporter's ``page_workers`` threads."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._workers(), thread_name_prefix="feedback-page")
         preprocessors = [(f"{type(pp).__module__}.{type(pp).__qualname__}", bool(getattr(pp, "enabled", True)))
                          for pp in self._preprocessors]
         step = Step("feedback page", UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb,
                                                 answer_mb=PAGE_ANSWER_MB), preload=PAGE_PRELOAD + PAGE_WARMUP)
-        args = (self.config, preprocessors, os.path.abspath(filename), resources, os.getcwd())
-        outcome, = outcomes(step, 1, lambda _: (make_page, args))
+        args = (self.config, preprocessors, path, resources, os.getcwd())
+        return self._pool.submit(lambda: outcomes(step, 1, lambda _: (make_page, args))[0])
+
+    def _workers(self) -> int:
+        return max(1, self.page_workers or len(os.sched_getaffinity(0)))
+
+    def _page(self, filename, resources, **kw):
+        """One page: started ahead with these very resources, else started now; then the student's next pages are
+        started, so that ``page_workers`` are made at once and no more are held."""
+        here = os.path.abspath(filename)
+        ahead = self._ahead.pop(here, None)
+        page = ahead[1] if ahead is not None and ahead[0] == resources and not kw else self._started(here, resources)
+        later = [] if kw else self._pages_to_come(here, self._workers() - 1)
+        kept = {path: self._ahead.pop(path, None) or (res, self._started(path, res)) for path, res in later}
+        for _, dropped in self._ahead.values():  # not next: another student's, stopped by nbgrader at a failure
+            dropped.cancel()
+        self._ahead = kept
+        outcome = page.result()
         why = outcome.failure if not outcome.ok else outcome.value if isinstance(outcome.value, str) else None
         if why:  # the unit failed, or refused the notebook unparsed
             raise PageNotMade(f"{shown(os.path.basename(filename))}: its feedback page was not made: {why}")

@@ -1,11 +1,14 @@
-"""Feedback pages made one unit each: a student's notebook that renders slowly or hugely stops only its own page."""
+"""Feedback pages made one unit each: a student's notebook that renders slowly or hugely stops only its own page;
+a student's pages are made side by side."""
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
-from traitlets.config import Config
+from traitlets.config import Config, Configurable
 
 from autograder.nbgrader_glue.feedback import BoundedHTMLExporter, PageNotMade
 
@@ -88,3 +91,87 @@ def test_the_feedback_summary_names_students_left_without_pages(tmp_path):
     problems = _summary_problems(SimpleNamespace(coursedir=coursedir), exporter)
     assert [(p.student, p.act) for p in problems] == [("bo", True), ("ada", False)]
     assert problems[1].why.startswith("no page for 03_span_corruption (not in their autograded copy")
+
+
+class _Converter(Configurable):
+    """What nbgrader's converter offers its exporter (the exporter's parent): the folder's notebooks in the order it
+    asks for their pages, and the resources it passes with each."""
+
+    def __init__(self, notebooks: list[str], db_url: str):
+        super().__init__()
+        self.notebooks, self.db_url = notebooks, db_url
+
+    def init_single_notebook_resources(self, path: str) -> dict:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        return {"unique_key": stem, "output_files_dir": f"{stem}_files",
+                "nbgrader": {"student": "ada", "assignment": "a5", "notebook": stem, "db_url": self.db_url}}
+
+
+def _student(tmp_path, *cells_per_notebook) -> tuple[BoundedHTMLExporter, list[str], list]:
+    """An exporter under a converter of one student's notebooks (a gradebook with the assignment); the units' asks."""
+    from nbgrader.api import Gradebook
+
+    from autograder.exports.gradebook_stamp import stamp_in_process
+
+    stamp_in_process()
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gb:
+        gb.add_assignment("a5")
+    folder = tmp_path / "ada"
+    folder.mkdir()
+    paths = [_notebook(folder, f"{i:02d}.ipynb", *cells) for i, cells in enumerate(cells_per_notebook)]
+    exporter = _exporter(page_workers=2)
+    exporter.parent = _Converter(paths, url)
+    return exporter, paths, []
+
+
+def _counting(monkeypatch, started: list) -> None:
+    """Record the notebook of each page whose unit is started, in order."""
+    from autograder.nbgrader_glue import feedback
+
+    real = feedback.outcomes
+
+    def counted(step, count, work, cluster=None, workers=1):
+        started.append(Path(work(0)[1][2]).stem)
+        return real(step, count, work, cluster, workers)
+
+    monkeypatch.setattr(feedback, "outcomes", counted)
+
+
+def test_a_students_pages_are_made_side_by_side_each_as_it_would_be_alone(tmp_path, monkeypatch):
+    """When nbgrader asks for a page, is the student's next page started beside it (page_workers 2: two at once, no
+    more), and is each handed out at its turn the very page made alone; is a page asked with other resources than
+    foreseen made again?"""
+    cells = [[nbformat.v4.new_markdown_cell(f"notes {i}: <b>attention</b>"), nbformat.v4.new_code_cell(f"print({i})")]
+             for i in range(4)]
+    exporter, paths, started = _student(tmp_path, *cells)
+    resources = exporter.parent.init_single_notebook_resources
+    alone = [_exporter().from_filename(path, resources=resources(path)) for path in paths[:3]]  # no converter above
+    _counting(monkeypatch, started)
+    made = [exporter.from_filename(paths[0], resources=resources(paths[0]))]
+    assert started == ["00", "01"]
+    made += [exporter.from_filename(path, resources=resources(path)) for path in paths[1:3]]
+    assert started == ["00", "01", "02", "03"]
+    for (html, made_resources), (html_alone, made_alone) in zip(made, alone):
+        assert html == html_alone and made_resources["unique_key"] == made_alone["unique_key"]
+    other = dict(resources(paths[3]), unique_key="renamed")
+    html, made_resources = exporter.from_filename(paths[3], resources=other)
+    assert started == ["00", "01", "02", "03", "03"] and made_resources["unique_key"] == "renamed"
+    assert "notes 3" in html and exporter.pages == {"ada": ["00", "01", "02", "03"]}
+
+
+def test_a_page_made_ahead_that_failed_fails_at_its_turn_alone(tmp_path, monkeypatch):
+    """Of a student's pages made side by side, does the one refused by its unit fail when nbgrader asks for it, with
+    its reason in the summary, while the pages before and after it are handed out, each made once?"""
+    exporter, paths, started = _student(tmp_path, *([nbformat.v4.new_markdown_cell(f"page {i}")] for i in range(3)))
+    with open(paths[1], "w") as f:  # past the JSON value budget: refused unparsed
+        f.write('{"cells": [], "metadata": {"x": [' + ",".join(["0"] * 1_100_000) + ']}, "nbformat": 4, '
+                '"nbformat_minor": 5}')
+    _counting(monkeypatch, started)
+    resources = exporter.parent.init_single_notebook_resources
+    assert "page 0" in exporter.from_filename(paths[0], resources=resources(paths[0]))[0]
+    with pytest.raises(PageNotMade, match=r"01\.ipynb: its feedback page was not made: it holds more than"):
+        exporter.from_filename(paths[1], resources=resources(paths[1]))
+    assert "page 2" in exporter.from_filename(paths[2], resources=resources(paths[2]))[0]
+    assert started == ["00", "01", "02"]
+    assert [(p.student, p.act) for p in exporter.problems] == [("ada", True)]
