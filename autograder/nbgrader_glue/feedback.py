@@ -133,7 +133,12 @@ class BoundedHTMLExporter(HTMLExporter):
         started, so that ``page_workers`` are made at once and no more are held."""
         here = os.path.abspath(filename)
         ahead = self._ahead.pop(here, None)
-        page = ahead[1] if ahead is not None and ahead[0] == resources and not kw else self._started(here, resources)
+        if ahead is not None and ahead[0] == resources and not kw:
+            page = ahead[1]
+        else:
+            if ahead is not None:  # started with other resources than nbgrader asks with: made again
+                ahead[1].cancel()
+            page = self._started(here, resources)
         later = [] if kw else self._pages_to_come(here, self._workers() - 1)
         kept = {path: self._ahead.pop(path, None) or (res, self._started(path, res)) for path, res in later}
         for _, dropped in self._ahead.values():  # not next: another student's, stopped by nbgrader at a failure
