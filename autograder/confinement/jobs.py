@@ -193,7 +193,7 @@ def _send(fd: int, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-    except (BrokenPipeError, OSError):
+    except OSError:  # BrokenPipeError among them
         pass
 
 

@@ -53,7 +53,10 @@ def grade_submission(collected: Collected, settings: Settings, gold: dict, seed:
         result.parts += [PartResult(f"{b.part}/{b.split}", 0.0, b.points, "no submission folder")
                          for b in settings.bars]
     else:
-        decoded = NOT_RUN if not notebooks else None if first is None else first.result
+        if first is not None:  # decoded first in the probe job
+            decoded = first.result
+        else:  # no params handed in (None), or no probe job to decode in: a decode job of its own
+            decoded = None if notebooks else NOT_RUN
         result.parts += grade_runs(collected.folder, settings, result.parts, gold, result.log, budget,
                                    collected.notes, result.accuracies, decoded)
         result.above_ceiling = above_ceiling(result.accuracies, settings.bars)

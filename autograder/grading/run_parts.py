@@ -118,12 +118,13 @@ def grade_runs(folder: Path, settings: Settings, code: list[PartResult], gold: d
     the probe job (None: no params were handed in), else a decode job of its own."""
     passed = {p.part for p in code if p.points == p.max_points}
     job = decode_params(folder, settings, gold_questions(gold), log, budget) if decoded is NOT_RUN else decoded
-    decoded = job.answer if job is not None and isinstance(job.answer, dict) else {}
+    decoded_answers = job.answer if job is not None and isinstance(job.answer, dict) else {}
     results = []
     for bar in settings.bars:
         part = next(p for p in run_files.RUN_PARTS if p.name == bar.part)
         label, pred_name = f"{bar.part}/{bar.split}", part.dev if bar.split == "dev" else part.test
-        reason = _run_problem(folder, part, pred_name, bar.split, passed, job, decoded, gold, settings, notes or {})
+        reason = _run_problem(folder, part, pred_name, bar.split, passed, job, decoded_answers, gold, settings,
+                              notes or {})
         if isinstance(reason, str):
             results.append(PartResult(label, 0.0, bar.points, reasons.bounded(reason)))
             continue

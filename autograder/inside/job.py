@@ -252,13 +252,13 @@ JOBS = {"probe": probe, "decode": decode, "retrain": retrain}
 
 def main(argv: list[str] | None = None) -> int:
     """Run JOB on the request file and write its answer to the answer pipe; exits the process."""
-    job, request_path, answer_fd, *decode = argv or sys.argv[1:]
+    job, request_path, answer_fd, *decode_args = argv or sys.argv[1:]
     # the answer pipe is opened before any student code runs; what the code prints goes to the log
     answer = os.fdopen(int(answer_fd), "wb")
-    if decode:  # DECODE_REQUEST_FD DECODE_ANSWER_FD SECONDS: the decode first, its pipes shut before the probe
+    if decode_args:  # DECODE_REQUEST_FD DECODE_ANSWER_FD SECONDS: the decode first, its pipes shut before the probe
         from .decode_first import decode_first
 
-        decode_first(int(decode[0]), int(decode[1]), float(decode[2]))
+        decode_first(int(decode_args[0]), int(decode_args[1]), float(decode_args[2]))
     with open(request_path, "rb") as f:
         request = wire.loads(f.read())
     result = JOBS[job](request)
