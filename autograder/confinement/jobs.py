@@ -22,6 +22,7 @@ from pathlib import Path
 from autograder import confinement
 from autograder.confinement import COURSE_LIB, Cgroup, Limits, Mounts
 from autograder.inside import wire
+from autograder.inside.out_of_memory import ALLOCATOR_REFUSED
 
 INSIDE = Path(__file__).resolve().parents[1] / "inside"  # autograder/inside: runs in the sandbox
 # answer bytes read back, more is a reason: the probe job's right answer reaches ~37 MB (the span
@@ -168,7 +169,8 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         if timed_out:
             problem = f"ran past the time limit of {timeout:.0f} s and was stopped"
         # the log also holds tracebacks a probe caught: evidence only when the job died
-        elif out_of_memory or proc.returncode in (-9, 137) or (proc.returncode != 0 and "MemoryError" in log[-2000:]):
+        elif out_of_memory or proc.returncode in (-9, 137) or (proc.returncode != 0 and any(
+                words in log[-2000:] for words in ("MemoryError", ALLOCATOR_REFUSED))):
             problem = f"ran out of memory (the limit is {limits.memory_mb} MB) and was stopped"
         elif overflow:
             problem = f"answered with more than the {answer_cap // 2 ** 20} MB the grader reads back"

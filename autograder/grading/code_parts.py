@@ -65,7 +65,7 @@ def error_reason(error, check: registry.Check, failed: dict, seconds: float | No
         return (f"not checked: {total} the grader gives all your notebooks together ran out before this check "
                 "(cells of your own that run long use it up; each cell may take at most the time limit of a cell)")
     if kind == "memory":
-        return "ran out of memory (MemoryError)" + where
+        return "ran out of memory" + where
     if kind == "raised":
         return f"your code raised {reasons.error_type(error.get('type'))}{where}"
     return "no result came back for this check"

@@ -18,6 +18,7 @@ from pathlib import Path
 from autograder.checks import registry
 from autograder.grading.code_parts import error_reason
 from autograder.inside import wire
+from autograder.inside.out_of_memory import ran_out_of_memory
 from autograder.inside.probes import PROBES
 
 # code_parts' words for a judge that crashed
@@ -55,7 +56,7 @@ def _time_limit(seconds: int | None):
 
 def _probe_error(err: BaseException, check: registry.Check) -> list[str]:
     """The reason the grader gives for a probe that did not return (its fixed vocabulary)."""
-    kind = ("not_written" if isinstance(err, NotImplementedError) else "memory" if isinstance(err, MemoryError)
+    kind = ("not_written" if isinstance(err, NotImplementedError) else "memory" if ran_out_of_memory(err)
             else "timeout" if isinstance(err, ProbeTimeout) else "raised")
     return [error_reason({"kind": kind, "type": type(err).__name__, "where": None}, check, {})]
 

@@ -23,9 +23,10 @@ import traceback
 
 from . import wire
 from .decoding import decode
+from .out_of_memory import ran_out_of_memory
 
 READ_CAP = 96 * 2 ** 20  # bytes of the child's answer kept (the grader caps it again)
-MEMORY_EXIT = 3  # the child's exit status for a MemoryError
+MEMORY_EXIT = 3  # the child's exit status for a MemoryError or torch's allocator refused memory
 # the problem words the grader turns into its own reasons (``autograder.grading.run_parts``)
 PROBLEMS = ("timeout", "memory", "stopped", "too_large")
 
@@ -49,9 +50,9 @@ def _child(request_fd: int, answer_fd: int) -> None:
         with os.fdopen(answer_fd, "wb") as out:
             out.write(data)
         status = 0
-    except MemoryError:
-        status = MEMORY_EXIT
-    except BaseException:  # to the instructor's log only
+    except BaseException as err:  # to the instructor's log only
+        if ran_out_of_memory(err):
+            status = MEMORY_EXIT
         traceback.print_exc(file=sys.stdout)
     finally:
         sys.stdout.flush()

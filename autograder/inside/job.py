@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from . import wire
 from .decoding import decode
+from .out_of_memory import ran_out_of_memory
 from .process_state import ProcessState
 from .working_folder import enter_working_folder, working_folder
 
@@ -142,10 +143,8 @@ def _run_check(probes: dict, check: dict, parts: types.SimpleNamespace, deadline
         return {"error": _error("not_written", err)}
     except CheckTimeout as err:
         return {"error": _error("out_of_time" if cut else "timeout", err)}
-    except MemoryError as err:
-        return {"error": _error("memory", err)}
     except BaseException as err:  # SystemExit and KeyboardInterrupt from student code too
-        return {"error": _error("raised", err)}
+        return {"error": _error("memory" if ran_out_of_memory(err) else "raised", err)}
     finally:
         print(f"[grader] {check['grade_id']}: {time.monotonic() - started:.1f} s", flush=True)
 

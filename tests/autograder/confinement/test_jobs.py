@@ -250,3 +250,17 @@ def test_each_notebook_is_checked_in_its_own_names_and_a_fresh_kernels_settings(
     assert checks["early"]["output"] == {"result": "first"}
     assert checks["late"]["output"] == {"result": "second", "settings": [["torch.float32", True, True]]}
     assert checks["absent"]["error"] == {"kind": "missing", "names": ["result"]}
+
+
+def test_a_decode_job_whose_model_outgrows_its_memory_is_said_to_have_run_out(tmp_path, world_dir):
+    """Does a decode job (no student code) that torch's allocator refuses memory, with a RuntimeError of torch's words
+    rather than a MemoryError, end with the memory reason, not "stopped before answering"?"""
+    from course_lib.presets import get_preset
+
+    preset = get_preset("smoke")
+    request = {"wiki": "data/wiki.txt", "block_size": preset.block_size, "batch_size": preset.eval_batch_size,
+               "model": {**preset.model, "n_embd": 2 ** 15},  # its first block alone is 16 GB of float32
+               "parts": [{"name": "vanilla", "attention": "vanilla", "params": "/job/none.params", "questions": {}}]}
+    job = run_job("decode", request, {"data/wiki.txt": world_dir / "wiki.txt"}, timeout=120,
+                  limits=Limits(memory_mb=1500))
+    assert job.answer is None and job.problem == "ran out of memory (the limit is 1500 MB) and was stopped", job.log

@@ -51,9 +51,10 @@ for fd in range(3, 64):
         pass
 """
 
-def _job(tmp_path: Path, world_dir: Path, seconds: float, leaked: bool = False) -> JobResult:
+def _job(tmp_path: Path, world_dir: Path, seconds: float, leaked: bool = False, width: int | None = None) -> JobResult:
     """A probe job of one notebook (SEARCH) whose decode, run first, has no params to decode (parts=[]); with
-    ``leaked`` the marked reference lies in the job's folder too (the search's control)."""
+    ``leaked`` the marked reference lies in the job's folder too (the search's control); with ``width`` the decode
+    builds one model that wide (its params are never reached)."""
     notebook = tmp_path / "07_probe.ipynb"
     nbformat.write(new_notebook(cells=[new_code_cell(SEARCH)]), notebook)
     reference = nbformat.read(SYNTHESIZER_REFERENCE, as_version=4)
@@ -62,6 +63,9 @@ def _job(tmp_path: Path, world_dir: Path, seconds: float, leaked: bool = False) 
     first = {"wiki": "data/wiki.txt", "block_size": preset.block_size, "model": dict(preset.model),
              "batch_size": preset.eval_batch_size, "parts": [],
              "synthesizer_reference_text": nbformat.writes(reference)}
+    if width is not None:
+        first["model"]["n_embd"] = width
+        first["parts"] = [{"name": "vanilla", "attention": "vanilla", "params": "/job/none.params", "questions": {}}]
     request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
                                                         "probe": "variables", "inputs": {"names": ["result"]}}]}
     files = {notebook.name: notebook, "data/wiki.txt": world_dir / "wiki.txt"}
@@ -89,6 +93,18 @@ def test_a_decode_past_its_time_limit_is_stopped_and_the_notebooks_still_run(tmp
     first = DecodeFirst(b"", {}, 0.05)
     decoded = decoded_first(job, first, settings_for(world_dir, world_dir / "x", "synthetic", "smoke"), [])
     assert decoded.answer is None and decoded.problem == "ran past the time limit of 0 s and was stopped"
+
+
+def test_a_decode_that_runs_out_of_memory_is_said_and_the_notebooks_still_run(tmp_path, world_dir):
+    """Is a decode whose model outgrows the job's memory stopped with the grader's memory reason, while the probe
+    still runs and checks the notebooks?"""
+    job = _job(tmp_path, world_dir, seconds=60, width=2 ** 15)  # its first block alone is 16 GB of float32
+    # (the search's forged writes spoil the probe's own answer: the student's self-harm, as above)
+    assert "SEARCHED: nothing" in job.log and "07_probe.ipynb: run and checked" in job.log, job.log[-3000:]
+    settings = settings_for(world_dir, world_dir / "x", "synthetic", "smoke")
+    decoded = decoded_first(job, DecodeFirst(b"", {}, 60), settings, [])
+    assert decoded.answer is None
+    assert decoded.problem == f"ran out of memory (the limit is {settings.limits.memory_mb} MB) and was stopped"
 
 
 @pytest.mark.parametrize("sent, said", [

@@ -129,3 +129,23 @@ def test_past_the_jobs_own_deadline_no_cell_runs_and_the_checks_before_keep_thei
     assert checks["07-test"]["output"] == {"q_copy": 20.0}
     assert checks["07-after"]["error"]["kind"] == checks["08_x/08-test"]["error"]["kind"] == "out_of_time"
     assert job.answer["out_of_time"] == ["07_run_all.ipynb", "08_x.ipynb"] and job.seconds < 60
+
+
+def test_a_check_whose_call_runs_out_of_torchs_memory_says_memory_and_another_error_says_raised(tmp_path):
+    """When a student's function called by a check asks torch for more memory than the job has (torch says so with a
+    RuntimeError of its own, not a MemoryError), is that check's error "memory", while a RuntimeError of the
+    student's own, even in the same words, stays "raised"?"""
+    nbformat.write(new_notebook(cells=[_cell(
+        "import torch\n"
+        "def grow():\n    return torch.ones(2 ** 40).sum()  # 4 TB of float32\n"
+        "class Mine(RuntimeError):\n    pass\n"
+        "def fail():\n    raise Mine(\"can't allocate memory\")\n"
+        "def shape():\n    raise RuntimeError('shape mismatch')\n")]), tmp_path / "07_run_all.ipynb")
+    checks = [{"grade_id": gid, "notebook": "07_run_all", "needs": [name], "probe": "variables",
+               "inputs": {"calls": {name: [[]]}}} for gid, name in (("g", "grow"), ("f", "fail"), ("s", "shape"))]
+    job = run_job("probe", {"notebooks": ["07_run_all.ipynb"], "checks": checks},
+                  {"07_run_all.ipynb": tmp_path / "07_run_all.ipynb"}, timeout=120)
+    assert job.problem is None, job.log[-3000:]
+    errors = {gid: job.answer["checks"][gid]["error"] for gid in "gfs"}
+    assert [errors[gid]["kind"] for gid in "gfs"] == ["memory", "raised", "raised"], errors
+    assert (errors["g"]["type"], errors["f"]["type"]) == ("RuntimeError", "Mine")
