@@ -2,10 +2,8 @@
 
 Started by jupyter_client from autograder/nbgrader_glue/jupyter/kernels/course-grading/kernel.json:
     python -m autograder.nbgrader_glue.kernel -f CONNECTION_FILE
-By default the kernel is forked from the student's sandbox (``zygote``); with GRADING_ZYGOTE=0,
-as root with bwrap and setpriv, this launcher runs
-    bwrap ... setpriv --reuid=65534 ... python -m ipykernel_launcher -f CONNECTION_FILE
-in a cgroup of its own. Either way the kernel sees an allowlist (``kernel_sandbox``): the Python
+The kernel is forked from the student's sandbox (``zygote``: bubblewrap, uid 65534, a cgroup of the
+student's own). The kernel sees an allowlist (``kernel_sandbox``): the Python
 environment and course_lib read-only, its working folder (the notebook's folder) as links to
 its files, read-only, in a writable folder of the sandbox's own (a helper a cell writes stays in the
 sandbox), the data and run-output folders read-only, the autograder files the hidden test cells import (never
@@ -15,8 +13,8 @@ must use the ``ipc`` transport (unix sockets; ``configure_grading`` sets it), wh
 network namespace where TCP cannot.
 
 The launcher stays as a small parent: it forwards jupyter's SIGINT (interrupt) and
-SIGTERM to the kernel inside, and a reaper it forks removes the cgroup and the
-socket folder when the launcher ends, even when jupyter kills it with SIGKILL.
+SIGTERM to the kernel inside, and a reaper it forks kills the kernel and removes its
+socket links when the launcher ends, even when jupyter kills it with SIGKILL.
 
 Without confinement (no root, no bwrap) it refuses to start unless
 GRADING_ALLOW_UNCONFINED=1; then it runs plain ipykernel with only rlimits.
@@ -30,27 +28,17 @@ from __future__ import annotations
 
 import json
 import os
-import resource
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.confinement import NOBODY, Cgroup, bwrap_argv, status
+from autograder.confinement import NOBODY, status
 from autograder.confinement.isolation import die_with_parent, limit_resources
-from autograder.nbgrader_glue.kernel_sandbox import (
-    INSIDE_SOCKETS,
-    PASSED_ENV,
-    kernel_mounts,
-    limits_from_env,
-)
+from autograder.nbgrader_glue.kernel_sandbox import INSIDE_SOCKETS
 from course_lib.layout import REPO
 
 SOCKET_KEYS = ("shell_port", "iopub_port", "stdin_port", "hb_port", "control_port")
-KERNEL_NS_PID = 2  # inside the PID namespace bwrap's init is 1 and the command it runs is 2
 
 
 def _say(message: str) -> None:
@@ -80,21 +68,6 @@ def link_sockets(ip: Path, info: dict, private: Path, links: list[Path]) -> None
         link = Path(f"{ip}-{info[key]}")
         link.symlink_to(private / link.name)
         links.append(link)
-
-
-def kernel_pid(cgroup: Cgroup) -> int | None:
-    """Host pid of the ipykernel process (pid 2 in the sandbox), found through the cgroup."""
-    for pid in cgroup.pids():
-        try:
-            status_text = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        for line in status_text.splitlines():
-            if line.startswith("NSpid:"):
-                ids = line.split()[1:]
-                if len(ids) >= 2 and ids[-1] == str(KERNEL_NS_PID):
-                    return pid
-    return None
 
 
 def start_reaper(cleanup: Callable[[], None]) -> int:
@@ -191,52 +164,7 @@ def run_confined(argv: list[str]) -> int:
         _say(f"refusing to start in {cwd}: the kernel's working folder is readable by it, and this one holds the "
              "whole course (solutions, .git); start it in the notebook's own folder")
         return 2
-    if os.environ.get("GRADING_ZYGOTE", "1") != "0":
-        return run_forked(argv, connection, info, cwd)
-    limits = limits_from_env()
-    cpu_seconds = int(os.environ.get("GRADING_CPU_SECONDS", "1800"))
-    private = Path(tempfile.mkdtemp(prefix="grading-kernel-"))
-    cgroup = Cgroup(limits)
-    links: list[Path] = []
-
-    def cleanup() -> None:
-        cgroup.kill()
-        shutil.rmtree(private, ignore_errors=True)
-        for link in links:  # jupyter removes them itself unless it was killed first
-            if link.is_symlink():
-                link.unlink()
-
-    try:
-        share_connection(info, private, links, private / connection.name)
-        os.chown(private, NOBODY, NOBODY)
-    except BaseException:
-        cleanup()
-        raise
-    start_reaper(cleanup)  # forked after the set-up: it holds a copy of `links` as they are now
-    argv = list(argv)
-    argv[argv.index("-f") + 1] = f"{INSIDE_SOCKETS}/{connection.name}"
-    env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
-    command = bwrap_argv([sys.executable, "-m", "ipykernel_launcher", *argv],
-                         kernel_mounts(cwd, private), limits, chdir=str(cwd), env=env)
-
-    def forward(signum: int, _frame) -> None:
-        pid = kernel_pid(cgroup)
-        if pid is not None:
-            os.kill(pid, signum)
-
-    signal.signal(signal.SIGINT, forward)  # jupyter interrupts a cell: SIGINT to our process group
-    signal.signal(signal.SIGTERM, forward)
-
-    def enter() -> None:  # in the child before exec: whatever bwrap starts gets cgroup, rlimits
-        cgroup.enter()
-        limit_resources(limits.memory_mb, cpu_seconds)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-
-    # a session of its own: jupyter's killpg(SIGINT) reaches the kernel through us, not bwrap
-    child = subprocess.Popen(command, preexec_fn=enter, start_new_session=True)
-    _say(f"confined: uid {NOBODY}, allowlist of {cwd} and the data folders, no network, "
-         f"memory {limits.memory_mb} MB, {limits.max_processes} processes, {limits.cpus:g} CPU")
-    return child.wait()
+    return run_forked(argv, connection, info, cwd)
 
 
 def run_unconfined(argv: list[str], problem: str) -> None:
