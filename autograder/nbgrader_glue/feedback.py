@@ -42,7 +42,8 @@ from autograder.collecting.safe_files import shown
 from autograder.exports.step_summary import Problem, log_summary
 from autograder.inside import bounded_json
 from autograder.units.limits import UnitLimits
-from autograder.units.stage import Step, outcomes, preload
+from autograder.units.stage import Step, preload
+from autograder.units.unit import run_unit
 
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 MAX_NOTEBOOK_BYTES = 20 * 2 ** 20  # the collect step's cap on a notebook
@@ -123,7 +124,8 @@ class BoundedHTMLExporter(HTMLExporter):
         step = Step("feedback page", UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb,
                                                 answer_mb=PAGE_ANSWER_MB), preload=PAGE_PRELOAD + PAGE_WARMUP)
         args = (self.config, preprocessors, path, resources, os.getcwd())
-        return self._pool.submit(lambda: outcomes(step, 1, lambda _: (make_page, args))[0])
+        # the exporter's own threads run the units (as stage's do for a step's places), one each
+        return self._pool.submit(run_unit, make_page, args, step.limits, step.preload)
 
     def _workers(self) -> int:
         return max(1, self.page_workers or len(os.sched_getaffinity(0)))

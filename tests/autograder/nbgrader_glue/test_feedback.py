@@ -129,13 +129,13 @@ def _counting(monkeypatch, started: list) -> None:
     """Record the notebook of each page whose unit is started, in order."""
     from autograder.nbgrader_glue import feedback
 
-    real = feedback.outcomes
+    real = feedback.run_unit
 
-    def counted(step, count, work, cluster=None, workers=1):
-        started.append(Path(work(0)[1][2]).stem)
-        return real(step, count, work, cluster, workers)
+    def counted(fn, args, limits, preload=()):
+        started.append(Path(args[2]).stem)
+        return real(fn, args, limits, preload)
 
-    monkeypatch.setattr(feedback, "outcomes", counted)
+    monkeypatch.setattr(feedback, "run_unit", counted)
 
 
 def test_a_students_pages_are_made_side_by_side_each_as_it_would_be_alone(tmp_path, monkeypatch):
