@@ -35,3 +35,35 @@ def test_a_restore_puts_back_what_a_notebook_changed_and_imports_nothing_when_no
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["untouched False", "restored False False torch.float32 True False True"]
+
+
+def test_forgetting_the_working_folders_modules_resolves_links_as_realpath_does(tmp_path, monkeypatch):
+    """Are exactly the modules whose real file is in the working folder forgotten, through linked folders and files?"""
+    import os
+    import types
+
+    from autograder.inside.process_state import forget_modules_under
+
+    working, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    (working / "pkg").mkdir(parents=True)
+    elsewhere.mkdir()
+    for path in (working / "helper.py", working / "pkg" / "__init__.py", elsewhere / "other.py"):
+        path.write_text("")
+    (tmp_path / "into_work").symlink_to(working)  # a folder that is a link into the working folder
+    (elsewhere / "linked_in.py").symlink_to(working / "helper.py")  # a file that is a link into it
+    (working / "linked_out.py").symlink_to(elsewhere / "other.py")  # a file in it that is a link out
+    files = {"helper": working / "helper.py", "pkg": working / "pkg" / "__init__.py",
+             "via_folder": tmp_path / "into_work" / "helper.py", "via_file": elsewhere / "linked_in.py",
+             "linked_out": working / "linked_out.py", "other": elsewhere / "other.py",
+             "dotted": working / "pkg" / ".." / "helper.py", "missing": tmp_path / "gone" / "x.py"}
+    modules = {f"fake_{name}": types.ModuleType(f"fake_{name}") for name in files}
+    for name, path in files.items():
+        modules[f"fake_{name}"].__file__ = str(path)
+    monkeypatch.setattr(sys, "modules", {**sys.modules, **modules})
+    prefix = os.path.join(os.path.realpath(working), "")
+    expected = {name for name, path in files.items() if os.path.realpath(path).startswith(prefix)}
+
+    forget_modules_under(str(working))
+
+    assert {name for name in files if f"fake_{name}" not in sys.modules} == expected
+    assert expected == {"helper", "pkg", "via_folder", "via_file", "dotted"}
