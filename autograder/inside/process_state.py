@@ -101,8 +101,8 @@ def forget_modules_under(folder: str) -> None:
 
 class _RealPaths:
     """``os.path.realpath`` of many files, each folder resolved once: torch's thousands of modules lie in a few
-    hundred folders, and resolving every path on its own cost a probe job 0.3 CPU-s (py-spy). A file that is
-    itself a link is resolved whole, so the answer is realpath's own."""
+    hundred folders, and resolving every path on its own cost a probe job's 7 calls 0.34 CPU-s (0.11 now). A file
+    that is itself a link is resolved whole, so the answer is realpath's own."""
 
     def __init__(self):
         self.folders: dict[str, str] = {}  # folder as written -> its real path
