@@ -12,9 +12,9 @@ state, a preloaded interpreter as ``nobody`` in a sandbox of the course's own bu
             capabilities and no_new_privs (as setpriv does), and does the same work
 
 Before the timings, a process made each way says what it sees (its uid, groups, capability sets, no_new_privs,
-hostname, network devices, root folder, working folder, environment); the study fails when the two differ. A study
-only: the grader does not do this; what it would take to build is in benchmarks/FINDINGS.md. Run as root on a
-machine with bubblewrap and setpriv:
+hostname, network devices, root folder, working folder, environment); the study fails when the two differ. The grader's
+jobs now start this way (``autograder.confinement.template``); the kernel sandbox still imports its own preload. Run
+as root on a machine with bubblewrap and setpriv:
 
     python benchmarks/template_fork.py --rounds 5 --preload kernel   (or --preload probe)
 """

@@ -1,7 +1,9 @@
 """Run one grading job on untrusted material, confined (``sandbox``), and bring back its raw answer.
 
 The job folder holds only copies of what the job needs; the sandbox sees it
-read-only at /job. The answer comes back through a pipe the grader reads up
+read-only at /job. The job's interpreter is forked from the class-wide template, which
+imported torch once (``template``), into bubblewrap's sandbox; where the template cannot
+take it, the job starts an interpreter of its own. The answer comes back through a pipe the grader reads up
 to a cap; everything the job prints goes to a capped log for the instructor.
 A hang, a crash, a memory hog or an oversized answer becomes a short reason
 from a fixed vocabulary (``JobResult.problem``); nothing the job wrote is
@@ -16,11 +18,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import confinement
-from autograder.confinement import COURSE_LIB, Cgroup, Limits, Mounts
+from autograder.confinement import COURSE_LIB, Cgroup, Limits, Mounts, template
 from autograder.inside import wire
 from autograder.inside.out_of_memory import ALLOCATOR_REFUSED
 
@@ -63,11 +66,15 @@ def _drain(stream, cap: int, sink: list, overflow: list) -> None:
     stream.close()
 
 
+def _rlimit_values(limits: Limits) -> list[tuple[int, int]]:
+    """The job's rlimits: (kind, value) pairs, each set as both soft and hard limit."""
+    return [(resource.RLIMIT_AS, limits.memory_mb * 2 ** 20), (resource.RLIMIT_FSIZE, limits.scratch_mb * 2 ** 20),
+            (resource.RLIMIT_NOFILE, limits.open_files), (resource.RLIMIT_CORE, 0)]
+
+
 def _rlimits(limits: Limits):
     def apply() -> None:
-        for kind, value in ((resource.RLIMIT_AS, limits.memory_mb * 2 ** 20),
-                            (resource.RLIMIT_FSIZE, limits.scratch_mb * 2 ** 20),
-                            (resource.RLIMIT_NOFILE, limits.open_files), (resource.RLIMIT_CORE, 0)):
+        for kind, value in _rlimit_values(limits):
             resource.setrlimit(kind, (value, value))
     return apply
 
@@ -86,8 +93,6 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
     one for a job that returns params). ``confined=False`` runs it with resource limits only (an
     instructor's explicit choice).
     """
-    import time
-
     if confined and confinement.status() is not None:
         raise UnconfinedError(confinement.status())
     start = time.monotonic()
@@ -130,15 +135,22 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
                 cgroup.enter()
             _rlimits(limits)()
 
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                cwd=cwd, env=env, pass_fds=(write_answer, *side_fds),
-                                preexec_fn=enter, start_new_session=True)
+        read_log, write_log = os.pipe()
+        proc = None
+        if confined and template.wanted():
+            job_fds = {1: write_log, 2: write_log, write_answer: write_answer, **{fd: fd for fd in side_fds}}
+            proc = _from_template(argv, job_fds, limits, cgroup, enter, cwd, env)
+        if proc is None:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=write_log, stderr=write_log,
+                                    cwd=cwd, env=env, pass_fds=(write_answer, *side_fds),
+                                    preexec_fn=enter, start_new_session=True)
         os.close(write_answer)
+        os.close(write_log)
         answer_chunks, log_chunks, overflow, log_overflow = [], [], [], []
         readers = [threading.Thread(target=_drain, args=(os.fdopen(read_answer, "rb"), answer_cap, answer_chunks,
                                                          overflow), daemon=True),
-                   threading.Thread(target=_drain, args=(proc.stdout, LOG_CAP, log_chunks, log_overflow),
-                                    daemon=True)]
+                   threading.Thread(target=_drain, args=(os.fdopen(read_log, "rb"), LOG_CAP, log_chunks,
+                                                         log_overflow), daemon=True)]
         first_chunks, first_overflow = [], []
         if side:
             (read_request, write_request), (read_first, write_first) = side
@@ -183,6 +195,41 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
             return JobResult(wire.loads(b"".join(answer_chunks)), None, log, seconds, first_bytes)
         except wire.WireError:
             return JobResult(None, "gave an answer the grader could not read", log, seconds, first_bytes)
+
+
+def _from_template(argv: list[str], job_fds: dict[int, int], limits: Limits, cgroup: Cgroup, enter,
+                   cwd: str, env: dict[str, str]) -> subprocess.Popen | None:
+    """Start the job from the class-wide template (``template``) in a sandbox of ``argv``'s own making, around a
+    holder: bubblewrap's process, which ends with the job's status; None (the job then starts its own interpreter)
+    when the template cannot take it, said in the job's log."""
+    separator = argv.index("--")
+    python = argv.index(sys.executable, separator)  # setpriv's arguments end here; then python -I -c ENTRY ...
+    entry, job_argv = argv[python + 3], argv[python + 4:]
+    read_status, write_status = os.pipe()
+    holder = None
+    try:
+        sock = template.ensure(template.sandbox_environment(confinement.bwrap_argv(["true"], Mounts(), limits)))
+        holder = subprocess.Popen(argv[:python] + template.HOLDER_COMMAND, stdin=read_status, stdout=job_fds[1],
+                                  stderr=job_fds[1], cwd=cwd, env=env, preexec_fn=enter, start_new_session=True)
+        os.close(read_status)
+        read_status = -1
+        chdir = argv[argv.index("--chdir", 0, separator) + 1]
+        template.start(sock, template.holder_pid(holder), job_fds, write_status, job_argv, chdir,
+                       template.sandbox_environment(argv), _rlimit_values(limits), entry)
+        return holder
+    except template.TemplateError as err:
+        os.write(job_fds[1], f"[grader] the job starts its own interpreter: {err}\n".encode())
+        if holder is not None:
+            _kill(holder)
+            for _ in range(100):  # the holder's sandbox ends with bubblewrap, a moment later
+                if not cgroup.pids():
+                    break
+                time.sleep(0.02)
+        return None
+    finally:
+        os.close(write_status)
+        if read_status != -1:
+            os.close(read_status)
 
 
 def _side_pipes(first: tuple[bytes, float] | None) -> tuple:

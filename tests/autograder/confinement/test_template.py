@@ -1,0 +1,119 @@
+"""Jobs started from the class-wide template: the same sandbox bubblewrap gives a job of its own, and a way back."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from autograder import confinement
+from autograder.confinement import template
+from autograder.confinement.jobs import run_job
+
+pytestmark = [pytest.mark.skipif(confinement.status() is not None or not template.wanted(),
+                                 reason=f"no confinement as root: {confinement.status() or 'not root'}"),
+              pytest.mark.timeout(300)]
+
+# what a job's process sees of itself and its sandbox; ``preloaded`` says which way it was started
+SEEN = """import json, os, socket, sys
+lines = open('/proc/self/status').read().splitlines()
+status = dict(line.split(':\\t', 1) for line in lines if ':\\t' in line)
+others = sorted(int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid())
+result = json.dumps({
+    'ids': [os.getresuid(), os.getresgid(), os.getgroups()],
+    'caps': [status[k].strip() for k in ('CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb')],
+    'no_new_privs': status['NoNewPrivs'].strip(), 'seccomp': status['Seccomp'].strip(),
+    'host': socket.gethostname(), 'cwd': os.getcwd(), 'umask': os.umask(0o22),
+    'env': dict(os.environ), 'argv': sys.argv, 'flags': list(sys.flags), 'path': sys.path,
+    'fds': sorted(os.listdir('/proc/self/fd')), 'stdin': os.readlink('/proc/self/fd/0'),
+    'mounts': [line.split()[3:5] for line in open('/proc/self/mountinfo')],
+    'cgroups': open('/proc/self/cgroup').read().split(), 'limits': open('/proc/self/limits').read(),
+    'tty': os.path.exists('/dev/tty') and os.isatty(0),
+    'others': [open(f'/proc/{p}/comm').read().strip() for p in others],
+    'preloaded': 'torch' in sys.modules and 'torch._dynamo' in sys.modules,
+})
+"""
+
+
+def _seen(tmp_path: Path, monkeypatch, fresh: bool) -> dict:
+    """What a probe job's cell sees, the job started fresh (``fresh``) or from the template."""
+    monkeypatch.setenv(template.FRESH_VARIABLE, "1" if fresh else "0")
+    notebook = tmp_path / "07_probe.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell(SEEN)]), notebook)
+    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
+                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
+    job = run_job("probe", request, {notebook.name: notebook}, timeout=120, env={"COURSE_PRESET": "smoke"})
+    assert job.problem is None, job.log[-3000:]
+    assert ("starts its own interpreter" in job.log) is False, job.log[-3000:]
+    seen = job.answer["checks"]["g"]["output"]["result"]
+    return json.loads(re.sub(r"(grader-job|notebooks)-[a-z0-9_]+", r"\1-X", seen))  # each job's own folders' names
+
+
+def test_a_job_from_the_template_sees_the_sandbox_bubblewrap_gives_a_job_of_its_own(tmp_path, monkeypatch):
+    """Are a template job's ids, capabilities, no_new_privs, hostname, working folder, umask, environment, argv,
+    interpreter flags, import path, descriptors, mounts, cgroups and rlimits those of a job bubblewrap started itself
+    (no terminal either way), with torch preloaded and, beside bubblewrap's init, only the holder to see?"""
+    fresh = _seen(tmp_path, monkeypatch, fresh=True)
+    warm = _seen(tmp_path, monkeypatch, fresh=False)
+    assert (fresh.pop("preloaded"), warm.pop("preloaded")) == (False, True)
+    assert fresh.pop("others") == ["bwrap"] and warm.pop("others") == ["bwrap", "sh"]
+    assert warm == fresh, {key: (fresh[key], warm[key]) for key in fresh if fresh[key] != warm.get(key)}
+    assert fresh["ids"] == [[65534] * 3, [65534] * 3, []] and set(fresh["caps"]) == {"0000000000000000"}
+
+
+def test_a_template_that_cannot_start_leaves_the_job_to_its_own_interpreter(tmp_path, monkeypatch):
+    """When the template cannot start, does the job still run and answer, on an interpreter of its own, and does
+    its log say why?"""
+    broken = tmp_path / "template_server.py"
+    broken.write_text("raise SystemExit(3)\n")
+    monkeypatch.setattr(template, "SERVER", broken)
+    monkeypatch.setattr(template, "ROOT", tmp_path / "templates")
+    monkeypatch.setenv(template.FRESH_VARIABLE, "0")
+    notebook = tmp_path / "07_probe.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("import sys\nresult = 'torch' in sys.modules")]), notebook)
+    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
+                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
+    job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+    assert job.problem is None, job.log[-3000:]
+    assert "[grader] the job starts its own interpreter: the template did not start" in job.log
+    assert job.answer["checks"]["g"]["output"]["result"] is True  # the probe imports torch itself
+
+
+@pytest.mark.skipif(not Path("/sys/fs/cgroup/cpuacct/cgroup.procs").exists(), reason="no cgroup v1 cpuacct hierarchy")
+def test_a_template_jobs_cpu_is_counted_where_the_grader_that_asked_for_it_is_counted(tmp_path, monkeypatch):
+    """Does a job from the template join the cgroups its holder is in, so that the cpuacct group measuring a grading
+    step counts the job's CPU, as it counts a job bubblewrap started itself?"""
+    monkeypatch.setenv(template.FRESH_VARIABLE, "0")
+    notebook = tmp_path / "07_probe.ipynb"
+    burn = "import time\nend = time.process_time() + 1.5\nwhile time.process_time() < end:\n    pass\nresult = 1"
+    nbformat.write(new_notebook(cells=[new_code_cell(burn)]), notebook)
+    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
+                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
+    hierarchy = Path("/sys/fs/cgroup/cpuacct")
+    mine = next(line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
+                if line.split(":")[1] == "cpuacct")
+    group = hierarchy / mine.lstrip("/") / f"template-test-{os.getpid()}"
+    run_job("probe", {"notebooks": [], "checks": []}, {}, timeout=120)  # the template is up, outside the group
+    group.mkdir()
+    try:
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+        try:
+            before = int((group / "cpuacct.usage").read_text())
+            job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+            used = (int((group / "cpuacct.usage").read_text()) - before) / 1e9
+        finally:
+            (hierarchy / mine.lstrip("/") / "cgroup.procs").write_text(str(os.getpid()))
+    finally:
+        for _ in range(100):
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.05)
+    assert job.problem is None and "starts its own interpreter" not in job.log, job.log[-3000:]
+    assert used >= 1.5, used
