@@ -17,9 +17,9 @@ For each request it forks a child, which
      as a shell says it) to the holder's pipe, which ends the holder, so bubblewrap ends with the job's status.
 The job, before any code of the job runs: a session of its own, the parent-death signal, no capability in its
 bounding set, no groups, nobody (65534) for real, effective and saved ids (from root: no capability left),
-no_new_privs, the rlimits, its descriptors at their numbers and every other one closed, the working folder and the
-environment (``PWD`` as bubblewrap's ``--chdir`` sets it), the random generators seeded anew; then the entry code
-runs as ``python -I -c`` would run it. ``benchmarks/template_fork.py`` and
+no_new_privs, dumpable as after an exec, the rlimits, its descriptors at their numbers and every other one closed,
+the working folder and the environment (``PWD`` as bubblewrap's ``--chdir`` sets it), the random generators seeded
+anew; then the entry code runs as ``python -I -c`` would run it. ``benchmarks/template_fork.py`` and
 ``tests/autograder/confinement/test_template.py`` compare what such a job sees with bubblewrap's own.
 
 With no request for IDLE_SECONDS it exits. Imports only the standard library at first (this file runs by itself).
@@ -43,7 +43,7 @@ NOBODY = 65534  # as autograder.confinement.NOBODY (this file imports nothing of
 NAMESPACES = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("cgroup", 0x02000000),
               ("pid", 0x20000000), ("mnt", 0x00020000))
 ALL_NAMESPACES = sum(flag for _, flag in NAMESPACES)  # entered together through the holder's pidfd (Linux 5.8)
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, LAST_CAP = 1, 24, 38, 63
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, LAST_CAP = 1, 4, 24, 38, 63
 MAX_REQUEST = 256 * 1024  # bytes of one request (an argv and an environment)
 MAX_FDS = 16  # descriptors one request may carry
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -66,6 +66,9 @@ def _become_the_job(request: dict, fds: list[int]) -> None:
         os.setresgid(NOBODY, NOBODY, NOBODY)
         os.setresuid(NOBODY, NOBODY, NOBODY)  # from root to nobody: the permitted and effective sets are cleared
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        # dumpable again, as an interpreter bubblewrap execs is: its /proc files are its own (the decode child
+        # raises its own oom_score_adj), where setresuid from root left them root's
+        _check(_libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
         os.umask(request["umask"])
         targets = request["targets"]
         above = max([2, *targets]) + 1  # copies above every number taken, so no placing clobbers one not placed yet

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.skipif(confinement.status() is not None or not templat
               pytest.mark.timeout(300)]
 
 # what a job's process sees of itself and its sandbox; ``preloaded`` says which way it was started
-SEEN = """import json, os, socket, sys
+SEEN = """import ctypes, json, os, socket, sys
 lines = open('/proc/self/status').read().splitlines()
 status = dict(line.split(':\\t', 1) for line in lines if ':\\t' in line)
 others = sorted(int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid())
@@ -35,6 +35,7 @@ result = json.dumps({
     'cgroups': open('/proc/self/cgroup').read().split(), 'limits': open('/proc/self/limits').read(),
     'tty': os.path.exists('/dev/tty') and os.isatty(0),
     'others': [open(f'/proc/{p}/comm').read().strip() for p in others],
+    'dumpable': ctypes.CDLL(None).prctl(3, 0, 0, 0, 0), 'owner': os.stat('/proc/self/oom_score_adj').st_uid,
     'preloaded': 'torch' in sys.modules and 'torch._dynamo' in sys.modules,
 })
 """
@@ -55,9 +56,10 @@ def _seen(tmp_path: Path, monkeypatch, fresh: bool) -> dict:
 
 
 def test_a_job_from_the_template_sees_the_sandbox_bubblewrap_gives_a_job_of_its_own(tmp_path, monkeypatch):
-    """Are a template job's ids, capabilities, no_new_privs, hostname, working folder, umask, environment, argv,
-    interpreter flags, import path, descriptors, mounts, cgroups and rlimits those of a job bubblewrap started itself
-    (no terminal either way), with torch preloaded and, beside bubblewrap's init, only the holder to see?"""
+    """Are a template job's ids, capabilities, no_new_privs, dumpable flag (its /proc files its own), hostname,
+    working folder, umask, environment, argv, interpreter flags, import path, descriptors, mounts, cgroups and rlimits
+    those of a job bubblewrap started itself (no terminal either way), with torch preloaded and, beside bubblewrap's
+    init, only the holder to see?"""
     fresh = _seen(tmp_path, monkeypatch, fresh=True)
     warm = _seen(tmp_path, monkeypatch, fresh=False)
     assert (fresh.pop("preloaded"), warm.pop("preloaded")) == (False, True)
