@@ -4,6 +4,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import signal
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -119,3 +123,60 @@ def test_a_template_jobs_cpu_is_counted_where_the_grader_that_asked_for_it_is_co
                 time.sleep(0.05)
     assert job.problem is None and "starts its own interpreter" not in job.log, job.log[-3000:]
     assert used >= 1.5, used
+
+
+def _templates(root: Path) -> set[int]:
+    """The pids of the running templates whose socket is in ``root`` (not the children they forked, which share
+    their command line)."""
+    found = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        server, sock = (command[2], command[3]) if len(command) > 3 else (b"", b"")
+        if server == str(template.SERVER).encode() and Path(sock.decode()).parent == root:
+            found.add(int(pid))
+    return {pid for pid in found if (parent := _parent(pid)) is not None and parent not in found}
+
+
+def _parent(pid: int) -> int | None:
+    """The parent's pid (None: the process ended)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return None
+
+
+def test_a_template_killed_while_its_job_runs_leaves_the_job_to_finish_and_the_next_job_starts_another(tmp_path,
+                                                                                                      monkeypatch):
+    """When the template dies in the middle of a job, does the job still finish and answer, and does the next job
+    start a template anew?"""
+    root = Path(tempfile.mkdtemp(prefix="tpl-"))  # a template of this test's own (a short socket path)
+    monkeypatch.setattr(template, "ROOT", root)
+    monkeypatch.setenv(template.FRESH_VARIABLE, "0")
+    notebook = tmp_path / "07_probe.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("import time\ntime.sleep(4)\nresult = 7")]), notebook)
+    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
+                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
+    run_job("probe", {"notebooks": [], "checks": []}, {}, timeout=120)
+    assert len(_templates(root)) == 1
+    killed = threading.Timer(2, _kill, args=(_templates(root),))
+    killed.start()
+    job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+    killed.join()
+    assert job.problem is None and job.answer["checks"]["g"]["output"]["result"] == 7, job.log[-3000:]
+    assert "starts its own interpreter" not in job.log and not _templates(root)
+    again = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+    assert again.problem is None and "starts its own interpreter" not in again.log, again.log[-3000:]
+    assert len(_templates(root)) == 1
+    _kill(_templates(root))
+    shutil.rmtree(root)
+
+
+def _kill(pids: set[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
