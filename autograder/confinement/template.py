@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 SERVER = Path(__file__).with_name("template_server.py")
-ROOT = Path("/run/course-grading-templates")  # root only: one folder per template
+ROOT = Path("/run/course-grading-templates")  # root only: each template's socket, lock and log
 PRELOAD = ("torch", "torch._dynamo")  # every job's import torch; the first optimizer's torch._dynamo
 # a template with no job this long ends; the next job starts another (about 2 CPU-s)
 IDLE_SECONDS = float(os.environ.get("GRADING_TEMPLATE_IDLE_SECONDS", "120"))
@@ -113,6 +113,14 @@ def holder_pid(bwrap: subprocess.Popen) -> int:
     raise TemplateError("bubblewrap did not start the job's holder")
 
 
+def _umask() -> int:
+    """This process's umask, read without setting it (another thread may be making a file meanwhile)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("Umask:"):
+            return int(line.split()[1], 8)
+    return 0o022
+
+
 def start(sock: Path, holder: int, descriptors: dict[int, int], status_fd: int, argv: list[str],
           cwd: str, environment: dict[str, str], rlimits: list[tuple[int, int]], entry: str) -> int:
     """Ask the template to start the job in the holder's sandbox: ``descriptors`` maps each number the job expects
@@ -121,13 +129,15 @@ def start(sock: Path, holder: int, descriptors: dict[int, int], status_fd: int, 
     targets = list(descriptors)
     try:
         holder_fd = os.pidfd_open(holder)  # the holder itself, should its pid be reused before the template enters
-        if Path(f"/proc/{holder}/comm").read_text().strip() != "sh":
-            raise OSError("the holder ended")
     except OSError as err:
         raise TemplateError(f"the job's holder is gone ({type(err).__name__})") from None
-    umask = os.umask(0)
-    os.umask(umask)
-    request = {"holder": holder, "targets": targets, "argv": argv, "cwd": cwd, "env": environment, "umask": umask,
+    try:
+        if Path(f"/proc/{holder}/comm").read_text().strip() != "sh":  # the pidfd is of the holder, not of a newcomer
+            raise OSError("the holder ended")
+    except OSError as err:
+        os.close(holder_fd)
+        raise TemplateError(f"the job's holder is gone ({type(err).__name__})") from None
+    request = {"holder": holder, "targets": targets, "argv": argv, "cwd": cwd, "env": environment, "umask": _umask(),
                "rlimits": rlimits, "entry": entry}
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     conn.settimeout(30)

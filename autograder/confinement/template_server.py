@@ -103,6 +103,12 @@ def _become_the_job(request: dict, fds: list[int]) -> None:
             traceback.print_exc()
             code = 1
     finally:
+        try:  # the exit handlers a fresh interpreter would run at its end
+            import atexit
+
+            atexit._run_exitfuncs()
+        except BaseException:
+            pass
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
