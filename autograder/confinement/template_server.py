@@ -252,6 +252,10 @@ def main(argv: list[str]) -> None:
     for name in modules:
         importlib.import_module(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:  # left by a template that died between its bind and its rename
+        os.unlink(path + ".new")
+    except FileNotFoundError:
+        pass
     listener.bind(path + ".new")
     os.chmod(path + ".new", 0o600)
     listener.listen(64)
