@@ -33,18 +33,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autograder.confinement import NOBODY, Limits, Mounts, bwrap_argv, status  # noqa: E402
+# NAMESPACES: the namespaces bubblewrap makes, entered one by one here, the mount namespace last (entering it changes
+# what /proc shows; the PID namespace takes effect for the next fork); and the prctl numbers the grader's template uses
+from autograder.confinement import NOBODY, Limits, Mounts, bwrap_argv, status, template  # noqa: E402
+from autograder.confinement.template_server import (  # noqa: E402
+    LAST_CAP,
+    NAMESPACES,
+    PR_CAPBSET_DROP,
+    PR_SET_NO_NEW_PRIVS,
+)
 from autograder.nbgrader_glue.zygote_server import PRELOAD  # noqa: E402
 
-# the namespaces bubblewrap makes (sandbox.bwrap_argv), in the order they are entered: the mount namespace last, as
-# entering it changes what /proc shows; the PID namespace takes effect for the next fork
-NAMESPACES = (("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000), ("cgroup", 0x02000000),
-              ("pid", 0x20000000), ("mnt", 0x00020000))
 QUIET = {"PYDEVD_DISABLE_FILE_VALIDATION": "1"}  # debugpy's note on frozen modules, at each preload of ipykernel
 # what each sandbox imports: the kernel sandbox's fork server, or the score of record's probe job (torch, and
 # torch._dynamo through the first optimizer of the 02 check)
-PRELOADS = {"kernel": PRELOAD, "probe": ("torch", "torch._dynamo")}
-PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, LAST_CAP = 38, 24, 63
+PRELOADS = {"kernel": PRELOAD, "probe": template.PRELOAD}
 WORK = ("import torch\n"
         "model = torch.nn.Linear(64, 64)\n"
         "optimizer = torch.optim.AdamW(model.parameters())\n"
@@ -100,8 +103,7 @@ def _own_cpu() -> float:
 
 def sandbox_environment() -> dict[str, str]:
     """The environment the course's command line gives a sandbox (its --setenv pairs)."""
-    argv = bwrap_argv(["true"], Mounts(), Limits(), env=QUIET)
-    return {argv[i + 1]: argv[i + 2] for i, arg in enumerate(argv) if arg == "--setenv"}
+    return template.sandbox_environment(bwrap_argv(["true"], Mounts(), Limits(), env=QUIET))
 
 
 def seen_fresh(group: CpuGroup) -> dict:

@@ -46,8 +46,11 @@ def wanted() -> bool:
     return os.environ.get(FRESH_VARIABLE) != "1" and os.geteuid() == 0 and sys.platform == "linux"
 
 
-def _connectable(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+def connectable(path: Path, kind: int = socket.SOCK_STREAM) -> bool:
+    """Does a server listen on the unix socket at ``path`` (of ``kind``)? Also the student's sandbox supervisor's."""
+    if not path.is_socket():
+        return False
+    probe = socket.socket(socket.AF_UNIX, kind)
     try:
         probe.connect(str(path))
         return True
@@ -66,11 +69,11 @@ def ensure(environment: dict[str, str]) -> Path:
     ROOT.mkdir(mode=0o700, exist_ok=True)
     os.chmod(ROOT, 0o700)
     sock = ROOT / f"{key}.sock"
-    if _connectable(sock):
+    if connectable(sock, socket.SOCK_SEQPACKET):
         return sock
     with open(ROOT / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one template, whichever job is first
-        if _connectable(sock):
+        if connectable(sock, socket.SOCK_SEQPACKET):
             return sock
         sock.unlink(missing_ok=True)
         with open(ROOT / f"{key}.log", "ab") as log:
@@ -78,7 +81,7 @@ def ensure(environment: dict[str, str]) -> Path:
                                        stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=environment, cwd="/",
                                        start_new_session=True)
         deadline = time.monotonic() + READY_SECONDS
-        while not _connectable(sock):
+        while not connectable(sock, socket.SOCK_SEQPACKET):
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
                 raise TemplateError(f"the template did not start (see {ROOT / f'{key}.log'})")

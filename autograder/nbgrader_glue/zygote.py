@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from autograder.confinement.template import connectable
+
 ROOT = Path("/run/course-grading-zygotes")  # root only: one folder per student's supervisor
 # a server with no kernel this long ends (nbgrader starts the next notebook at once); tests set less
 IDLE_SECONDS = float(os.environ.get("GRADING_ZYGOTE_IDLE_SECONDS", "30"))
@@ -59,20 +61,6 @@ def student_folder(parent_pid: int, cwd: Path) -> Path:
     return ROOT / key
 
 
-def _connectable(path: Path) -> bool:
-    """Does a server listen on the socket at ``path``?"""
-    if not path.is_socket():
-        return False
-    probe = socket.socket(socket.AF_UNIX)
-    try:
-        probe.connect(str(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
-
-
 def ensure(parent_pid: int, cwd: Path) -> tuple[Path, Path]:
     """(the supervisor's socket, the sandbox's private folder) for this student, starting the
     supervisor if none serves yet; RuntimeError if it cannot start."""
@@ -82,7 +70,7 @@ def ensure(parent_pid: int, cwd: Path) -> tuple[Path, Path]:
     with open(f"{folder}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one supervisor per student, whichever launcher is first
         sock = folder / "zygote.sock"
-        if not _connectable(sock):
+        if not connectable(sock):
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(mode=0o700)
             log = open(folder / "supervisor.log", "wb")
