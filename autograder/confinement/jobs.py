@@ -205,31 +205,18 @@ def _from_template(argv: list[str], job_fds: dict[int, int], limits: Limits, cgr
     separator = argv.index("--")
     python = argv.index(sys.executable, separator)  # setpriv's arguments end here; then python -I -c ENTRY ...
     entry, job_argv = argv[python + 3], argv[python + 4:]
-    read_status, write_status = os.pipe()
-    holder = None
     try:
-        sock = template.ensure(template.sandbox_environment(confinement.bwrap_argv(["true"], Mounts(), limits)))
-        holder = subprocess.Popen(argv[:python] + template.HOLDER_COMMAND, stdin=read_status, stdout=job_fds[1],
-                                  stderr=job_fds[1], cwd=cwd, env=env, preexec_fn=enter, start_new_session=True)
-        os.close(read_status)
-        read_status = -1
-        chdir = argv[argv.index("--chdir", 0, separator) + 1]
-        template.start(sock, template.holder_pid(holder), job_fds, write_status, job_argv, chdir,
-                       template.sandbox_environment(argv), _rlimit_values(limits), entry)
-        return holder
+        return template.start_in_sandbox(
+            argv[:python], job_fds, job_argv, entry, output=job_fds[1], preexec=enter,
+            cwd=cwd, env=env,
+            template_environment=template.sandbox_environment(confinement.bwrap_argv(["true"], Mounts(), limits)))
     except template.TemplateError as err:
         os.write(job_fds[1], f"[grader] the job starts its own interpreter: {err}\n".encode())
-        if holder is not None:
-            _kill(holder)
-            for _ in range(100):  # the holder's sandbox ends with bubblewrap, a moment later
-                if not cgroup.pids():
-                    break
-                time.sleep(0.02)
+        for _ in range(100):  # the holder's sandbox ends with bubblewrap, a moment later
+            if not cgroup.pids():
+                break
+            time.sleep(0.02)
         return None
-    finally:
-        os.close(write_status)
-        if read_status != -1:
-            os.close(read_status)
 
 
 def _side_pipes(first: tuple[bytes, float] | None) -> tuple:

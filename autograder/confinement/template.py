@@ -1,26 +1,35 @@
 """Jobs started from a class-wide preloaded interpreter: a fresh sandbox each, without a fresh ``import torch``.
 
 Every confined job used to start ``python -I`` in its own sandbox and import torch (and, at the first optimizer,
-torch._dynamo) anew: about 2.2 CPU-s a job (``benchmarks/template_fork.py``). Here one *template*
-(``template_server``) imports them once, as root, outside every sandbox, and holds nothing of any student's. A job's
-sandbox is still bubblewrap's, made by the same command line (``sandbox.bwrap_argv``: the same mounts, namespaces,
-environment and setpriv), around a *holder*: ``sh`` waiting on a pipe. The template forks a child that joins the
+torch._dynamo) anew: about 2.2 CPU-s a job (``benchmarks/template_fork.py``); each student's kernel sandbox imported
+ipykernel, torch, numpy and matplotlib anew, about 3.3. Here one *template* (``template_server``) imports them once,
+as root, outside every sandbox, and holds nothing of any student's: one for the score of record's jobs (``PRELOAD``,
+under ``-I``), one for nbgrader's kernel sandboxes (``zygote_server.TEMPLATE_PRELOAD``, under the flags of the
+sandbox server's ``python -m``). A job's sandbox is still bubblewrap's, made by the same command line
+(``sandbox.bwrap_argv``: the same mounts, namespaces, environment and setpriv), around a *holder*: ``sh`` waiting on a
+pipe, uid 0 with no capability, which the job (nobody) cannot signal. The template forks a child that joins the
 holder's cgroups (the job's own, and the grader's in the other hierarchies), enters the holder's namespaces, and forks
-the job into them as nobody with no capabilities; when the job ends, that child writes its status to the holder's pipe,
-so bubblewrap ends with the job's status, as it did when it ran the job itself. What a job sees is bubblewrap's own
-sandbox: ``tests/autograder/confinement/test_template.py`` compares them item by item.
+the job into them as nobody with no capabilities and the holder's rlimits; when the job ends, that child writes its
+status to the holder's pipe, so bubblewrap ends with the job's status, as it did when it ran the job itself. What a
+job sees is bubblewrap's own sandbox: ``tests/autograder/confinement/test_template.py`` and, for a kernel,
+``tests/autograder/nbgrader_glue/test_kernel.py`` compare them item by item.
 
-The template listens on a socket in a folder only root can reach (``ROOT``), one per interpreter, preload and server
-file, so every grading process of a checkout shares it; the first job that finds none starts it (under a lock), and it
-ends after ``IDLE_SECONDS`` without a job. Where it cannot start or answer, the job starts its own interpreter as
-before and says so in its log. ``GRADING_FRESH_JOBS=1`` makes every job start its own (a comparison's other arm).
+The template runs in a mount namespace of its own with an empty /tmp (the sandboxes' HOME and MPLCONFIGDIR): nothing
+anyone left in the host's /tmp reaches its imports. It listens on a socket in a folder only root can reach (``ROOT``),
+one per interpreter, preload, flags, environment and server file, so every grading process of a checkout shares it;
+the first job that finds none starts it (under a lock), and it ends after ``IDLE_SECONDS`` without a job. Where it
+cannot start or answer, the job starts its own interpreter as before and says so in its log. ``GRADING_FRESH_JOBS=1``
+makes every job, and every kernel sandbox, start its own (a comparison's other arm).
 """
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import hashlib
 import json
 import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -35,6 +44,7 @@ IDLE_SECONDS = float(os.environ.get("GRADING_TEMPLATE_IDLE_SECONDS", "120"))
 READY_SECONDS = 120  # how long the first job waits for the template's imports
 HOLDER_SECONDS = 20  # how long a job waits for bubblewrap to start its holder
 FRESH_VARIABLE = "GRADING_FRESH_JOBS"  # "1": every job starts its own interpreter
+CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x00020000, 0x4000, 1 << 18  # <sched.h>, <sys/mount.h>
 
 
 class TemplateError(RuntimeError):
@@ -60,12 +70,13 @@ def connectable(path: Path, kind: int = socket.SOCK_STREAM) -> bool:
         probe.close()
 
 
-def ensure(environment: dict[str, str]) -> Path:
-    """The socket of the template for this interpreter and ``environment`` (the sandboxes' own), started if none
-    serves yet; TemplateError if it cannot start."""
+def ensure(environment: dict[str, str], preload: tuple[str, ...] = PRELOAD, isolated: bool = True) -> Path:
+    """The socket of the template for this interpreter, ``environment`` (the sandboxes' own), ``preload`` and flags
+    (``isolated``: ``-I``, as the jobs' interpreter; else none, as the kernel server's ``python -m``), started if
+    none serves yet; TemplateError if it cannot start."""
     server = hashlib.sha256(SERVER.read_bytes()).hexdigest()
-    key = hashlib.sha256(json.dumps([sys.executable, server, PRELOAD, sorted(environment.items())]).encode())
-    key = key.hexdigest()[:24]
+    key = json.dumps([sys.executable, server, preload, isolated, sorted(environment.items())])
+    key = hashlib.sha256(key.encode()).hexdigest()[:24]
     ROOT.mkdir(mode=0o700, exist_ok=True)
     os.chmod(ROOT, 0o700)
     sock = ROOT / f"{key}.sock"
@@ -76,10 +87,15 @@ def ensure(environment: dict[str, str]) -> Path:
         if connectable(sock, socket.SOCK_SEQPACKET):
             return sock
         sock.unlink(missing_ok=True)
-        with open(ROOT / f"{key}.log", "ab") as log:
-            process = subprocess.Popen([sys.executable, "-I", str(SERVER), str(sock), str(IDLE_SECONDS), *PRELOAD],
-                                       stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=environment, cwd="/",
-                                       start_new_session=True)
+        flags = ["-I"] if isolated else []
+        try:
+            with open(ROOT / f"{key}.log", "ab") as log:
+                process = subprocess.Popen([sys.executable, *flags, str(SERVER), str(sock), str(IDLE_SECONDS),
+                                            *preload], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                           env=environment, cwd="/", start_new_session=True,
+                                           preexec_fn=_private_tmp(environment["TMPDIR"]))
+        except (OSError, subprocess.SubprocessError) as err:
+            raise TemplateError(f"the template did not start ({type(err).__name__}: {err})") from None
         deadline = time.monotonic() + READY_SECONDS
         while not connectable(sock, socket.SOCK_SEQPACKET):
             if process.poll() is not None or time.monotonic() > deadline:
@@ -87,6 +103,19 @@ def ensure(environment: dict[str, str]) -> Path:
                 raise TemplateError(f"the template did not start (see {ROOT / f'{key}.log'})")
             time.sleep(0.05)
     return sock
+
+
+def _private_tmp(folder: str):
+    """What the template's process does before its interpreter starts: a mount namespace of its own, with an empty
+    tmpfs on ``folder`` (the sandboxes' /tmp, their HOME and MPLCONFIGDIR), so it reads nothing anyone left in the
+    host's (a user site folder, a matplotlibrc, a font cache) and sees that folder as a new sandbox does."""
+    libc = ctypes.CDLL(None, use_errno=True)  # loaded here: the forked child only calls it
+
+    def enter() -> None:
+        if (libc.unshare(CLONE_NEWNS) != 0 or libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0
+                or libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 0, b"mode=1777,size=64m") != 0):
+            raise OSError(ctypes.get_errno(), "a private /tmp for the template")
+    return enter
 
 
 def sandbox_environment(bwrap_argv: list[str]) -> dict[str, str]:
@@ -98,6 +127,17 @@ def sandbox_environment(bwrap_argv: list[str]) -> dict[str, str]:
 # what bubblewrap runs in the job's place: wait for the job's status on its standard input (the holder's pipe), end
 # with it (125 when the pipe ends without one: the template's child died)
 HOLDER_COMMAND = ["/bin/sh", "-c", 'read status; exit "${status:-125}"']
+
+
+def holder_argv(sandbox_argv: list[str]) -> list[str]:
+    """bubblewrap's command line for the holder, from the job's own up to its command (``sandbox.bwrap_argv`` of no
+    command: it ends with setpriv's options): the same sandbox, but the holder keeps uid 0 (still with no capability),
+    so no process of the job (nobody) can signal it and so end the sandbox under the job, as none could end
+    bubblewrap's init."""
+    separator = sandbox_argv.index("--")
+    setpriv = sandbox_argv[separator + 1:]
+    kept = [arg for arg in setpriv if not arg.startswith(("--reuid=", "--regid="))]
+    return sandbox_argv[:separator + 1] + kept + HOLDER_COMMAND
 
 
 def holder_pid(bwrap: subprocess.Popen) -> int:
@@ -116,6 +156,16 @@ def holder_pid(bwrap: subprocess.Popen) -> int:
     raise TemplateError("bubblewrap did not start the job's holder")
 
 
+def rlimits_of(pid: int) -> list[tuple[int, int, int]]:
+    """Each rlimit of a process, (kind, soft, hard), as /proc shows it to anyone (prlimit on another user's process
+    needs CAP_SYS_RESOURCE, which a container's root may lack); its rows are in the order of the kinds' numbers."""
+    rows = Path(f"/proc/{pid}/limits").read_text().splitlines()[1:]
+
+    def value(text: str) -> int:
+        return resource.RLIM_INFINITY if text == "unlimited" else int(text)
+    return [(kind, value(row[26:].split()[0]), value(row[26:].split()[1])) for kind, row in enumerate(rows)]
+
+
 def _umask() -> int:
     """This process's umask, read without setting it (another thread may be making a file meanwhile)."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -125,10 +175,11 @@ def _umask() -> int:
 
 
 def start(sock: Path, holder: int, descriptors: dict[int, int], status_fd: int, argv: list[str],
-          cwd: str, environment: dict[str, str], rlimits: list[tuple[int, int]], entry: str) -> int:
+          cwd: str, environment: dict[str, str], entry: str, restarts: int = 0) -> int:
     """Ask the template to start the job in the holder's sandbox: ``descriptors`` maps each number the job expects
-    (1 and 2, the answer's, ...) to this process's descriptor; ``status_fd`` is the holder's pipe. The pid of the
-    template's entering child; TemplateError if the template refused."""
+    (1 and 2, the answer's, ...) to this process's descriptor; ``status_fd`` is the holder's pipe; the job takes the
+    holder's rlimits, and one killed by a signal is started anew up to ``restarts`` times. The pid of the template's
+    entering child; TemplateError if the template refused."""
     targets = list(descriptors)
     try:
         holder_fd = os.pidfd_open(holder)  # the holder itself, should its pid be reused before the template enters
@@ -137,11 +188,12 @@ def start(sock: Path, holder: int, descriptors: dict[int, int], status_fd: int, 
     try:
         if Path(f"/proc/{holder}/comm").read_text().strip() != "sh":  # the pidfd is of the holder, not of a newcomer
             raise OSError("the holder ended")
+        rlimits = rlimits_of(holder)  # what bubblewrap's exec would have kept
     except OSError as err:
         os.close(holder_fd)
         raise TemplateError(f"the job's holder is gone ({type(err).__name__})") from None
     request = {"holder": holder, "targets": targets, "argv": argv, "cwd": cwd, "env": environment, "umask": _umask(),
-               "rlimits": rlimits, "entry": entry}
+               "rlimits": rlimits, "entry": entry, "restarts": restarts}
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     conn.settimeout(30)
     try:
@@ -156,3 +208,40 @@ def start(sock: Path, holder: int, descriptors: dict[int, int], status_fd: int, 
     if "pid" not in answer:
         raise TemplateError(f"the template refused the job ({answer.get('error', 'no answer')})")
     return int(answer["pid"])
+
+
+def start_in_sandbox(sandbox_argv: list[str], descriptors: dict[int, int], argv: list[str], entry: str, *,
+                     template_environment: dict[str, str], output: int | None, preexec, cwd: str | None,
+                     env: dict[str, str] | None, preload: tuple[str, ...] = PRELOAD, isolated: bool = True,
+                     restarts: int = 0) -> subprocess.Popen:
+    """bubblewrap's sandbox of ``sandbox_argv`` (``sandbox.bwrap_argv`` of no command) started around a holder
+    (``holder_argv``), and the job (``entry`` with ``argv``, its ``descriptors``) forked into it from the template of
+    ``template_environment``, ``preload`` and ``isolated``: bubblewrap's process, which ends with the job's status.
+    ``output``, ``preexec``, ``cwd`` and ``env`` are bubblewrap's own, as for a job it starts itself. TemplateError
+    (the holder's sandbox already ended) when the template cannot take the job."""
+    holder_command = holder_argv(sandbox_argv)
+    separator = sandbox_argv.index("--")
+    chdir = sandbox_argv[sandbox_argv.index("--chdir", 0, separator) + 1]
+    read_status, write_status = os.pipe()
+    holder = None
+    try:
+        sock = ensure(template_environment, preload, isolated)
+        holder = subprocess.Popen(holder_command, stdin=read_status, stdout=output, stderr=output, cwd=cwd, env=env,
+                                  preexec_fn=preexec, start_new_session=True)
+        os.close(read_status)
+        read_status = -1
+        start(sock, holder_pid(holder), descriptors, write_status, argv, chdir, sandbox_environment(sandbox_argv),
+              entry, restarts)
+        return holder
+    except TemplateError:
+        if holder is not None:
+            try:
+                os.killpg(holder.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            holder.wait()
+        raise
+    finally:
+        os.close(write_status)
+        if read_status != -1:
+            os.close(read_status)

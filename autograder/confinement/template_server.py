@@ -1,14 +1,16 @@
 """A class-wide preloaded interpreter that forks each grading job into the sandbox bubblewrap made for it.
 
-    python -I template_server.py SOCKET_PATH IDLE_SECONDS MODULE...
+    python [-I] template_server.py SOCKET_PATH IDLE_SECONDS MODULE...
 
 Started by ``autograder.confinement.template`` as root, outside every sandbox, with the sandboxes' own
-environment. It imports MODULE... (torch, torch._dynamo: about 2 CPU-s that every job's fresh interpreter paid)
-and nothing else: it never opens a student's file and runs no student code, so its memory holds nothing of
-anyone's. It then accepts requests on SOCKET_PATH (in a folder only root can reach); each is one message with the
-job's descriptors attached (SCM_RIGHTS), then a pidfd of bubblewrap's holder in the job's sandbox and the holder's
-pipe: the holder's host pid, the descriptor numbers the job expects, its argv, working folder, environment, umask
-and rlimits.
+environment and a mount namespace of its own whose /tmp is empty. It imports MODULE... (for the score of record's
+jobs torch and torch._dynamo, under ``-I`` as the jobs' own interpreter runs; for nbgrader's kernel sandbox,
+ipykernel, IPython, numpy, torch and matplotlib, under the flags of its ``python -m``) and nothing else: it never
+opens a student's file and runs no student code, so its memory holds nothing of anyone's. It then accepts requests
+on SOCKET_PATH (in a folder only root can reach); each is one message with the job's descriptors attached
+(SCM_RIGHTS), then a pidfd of bubblewrap's holder in the job's sandbox and the holder's pipe: the holder's host pid,
+the descriptor numbers the job expects, its argv, working folder, environment, umask, rlimits (the holder's own) and
+how often a job killed by a signal is started anew.
 
 For each request it forks a child, which
   1. joins every cgroup the holder is in (the job's memory, pids and CPU limits count from here on),
@@ -16,11 +18,12 @@ For each request it forks a child, which
   3. forks the job into that PID namespace, and waits for it; then writes the job's exit status (128 + the signal,
      as a shell says it) to the holder's pipe, which ends the holder, so bubblewrap ends with the job's status.
 The job, before any code of the job runs: a session of its own, the parent-death signal, no capability in its
-bounding set, no groups, nobody (65534) for real, effective and saved ids (from root: no capability left),
-no_new_privs, dumpable as after an exec, the rlimits, its descriptors at their numbers and every other one closed,
-the working folder and the environment (``PWD`` as bubblewrap's ``--chdir`` sets it), the random generators seeded
-anew; then the entry code runs as ``python -I -c`` would run it. ``benchmarks/template_fork.py`` and
-``tests/autograder/confinement/test_template.py`` compare what such a job sees with bubblewrap's own.
+bounding set, its descriptors at their numbers and every other one closed, the rlimits, no groups, nobody (65534)
+for real, effective and saved ids (from root: no capability left), no_new_privs, dumpable as after an exec, the
+working folder and the environment (``PWD`` as bubblewrap's ``--chdir`` sets it), the random generators seeded
+anew; then the entry code runs as ``python -c`` would run it. ``benchmarks/template_fork.py``,
+``tests/autograder/confinement/test_template.py`` and ``tests/autograder/nbgrader_glue/test_kernel.py`` compare what
+such a job sees with bubblewrap's own.
 
 With no request for IDLE_SECONDS it exits. Imports only the standard library at first (this file runs by itself).
 """
@@ -47,6 +50,7 @@ PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, LAST_CA
 MAX_REQUEST = 256 * 1024  # bytes of one request (an argv and an environment)
 MAX_FDS = 16  # descriptors one request may carry
 _libc = ctypes.CDLL(None, use_errno=True)
+_STARTED_WITH: dict[str, str] = {}  # this process's environment before the preload (main sets it)
 
 
 def _check(result: int, what: str) -> None:
@@ -62,14 +66,6 @@ def _become_the_job(request: dict, fds: list[int]) -> None:
         _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
         for cap in range(LAST_CAP + 1):  # while root may still drop them (past the last one: EINVAL, ignored)
             _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-        os.setgroups([])
-        os.setresgid(NOBODY, NOBODY, NOBODY)
-        os.setresuid(NOBODY, NOBODY, NOBODY)  # from root to nobody: the permitted and effective sets are cleared
-        _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-        # dumpable again, as an interpreter bubblewrap execs is: its /proc files are its own (the decode child
-        # raises its own oom_score_adj), where setresuid from root left them root's
-        _check(_libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
-        os.umask(request["umask"])
         targets = request["targets"]
         above = max([2, *targets]) + 1  # copies above every number taken, so no placing clobbers one not placed yet
         moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, above) for fd in fds]
@@ -81,11 +77,26 @@ def _become_the_job(request: dict, fds: list[int]) -> None:
             os.closerange(start, keep)
             start = keep + 1
         os.closerange(start, 2 ** 20)  # one close_range call
-        for kind, value in request["rlimits"]:  # after the descriptors: a lower open-files limit closes none
-            resource.setrlimit(kind, (value, value))
+        # the holder's own rlimits (what bubblewrap's process would pass on; none above the template's, which
+        # _serve_one checked); after the descriptors: a lower open-files limit closes none
+        for kind, soft, hard in request["rlimits"]:
+            resource.setrlimit(kind, (soft, hard))
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)  # from root to nobody: the permitted and effective sets are cleared
+        _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        # dumpable again, as an interpreter bubblewrap execs is: its /proc files are its own (the decode child
+        # raises its own oom_score_adj), where setresuid from root left them root's
+        _check(_libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "dumpable")
+        os.umask(request["umask"])
         os.chdir(request["cwd"])
+        environment = dict(request["env"])
+        for key in _STARTED_WITH.keys() - os.environ.keys():  # what the preload's imports took out of theirs
+            environment.pop(key, None)
+        # and what they set (torch._dynamo its cache folder, debugpy a setting), as in an interpreter that imported them
+        environment.update({key: value for key, value in os.environ.items() if _STARTED_WITH.get(key) != value})
         os.environ.clear()
-        os.environ.update(request["env"], PWD=request["cwd"])
+        os.environ.update(environment, PWD=request["cwd"])
         _seed_anew()
         sys.argv = ["-c", *request["argv"]]
         main = types.ModuleType("__main__")
@@ -161,23 +172,32 @@ def _join_the_cgroups_of(holder: int) -> None:
 
 
 def _enter(request: dict, fds: list[int]) -> None:
-    """In the forked child, root: join the cgroups, enter the namespaces, run the job in a child; never returns."""
+    """In the forked child, root: join the cgroups, enter the namespaces, run the job in a child; never returns.
+    A job killed by a signal is forked anew up to ``restarts`` times (the student's kernel server: what it started
+    goes on in the sandbox, and the next notebook finds a server again)."""
     status_pipe = fds.pop()  # the holder's pipe: the job's status goes there when it ends
     holder_fd = fds.pop()  # a pidfd of the holder: it names that process alone, whatever pid is reused meanwhile
     status = 1
+    restarts = int(request.get("restarts", 0))
     try:
         holder = int(request["holder"])
         _join_the_cgroups_of(holder)
         signal.pidfd_send_signal(holder_fd, 0)  # still the holder: the cgroups read were its own
         _check(_libc.setns(holder_fd, ALL_NAMESPACES), "setns")  # all at once, or none
         os.close(holder_fd)
-        job = os.fork()
-        if job == 0:
-            os.close(status_pipe)
-            _become_the_job(request, fds)
-        for fd in fds:  # only the job holds them now: its readers see their end when it ends
-            os.close(fd)
-        status = os.waitstatus_to_exitcode(os.waitpid(job, 0)[1])
+        while True:
+            job = os.fork()
+            if job == 0:
+                os.close(status_pipe)
+                _become_the_job(request, fds)
+            if not restarts:
+                for fd in fds:  # only the job holds them now: its readers see their end when it ends
+                    os.close(fd)
+                fds = []
+            status = os.waitstatus_to_exitcode(os.waitpid(job, 0)[1])
+            if status >= 0 or not restarts:
+                break
+            restarts -= 1
         status = 128 - status if status < 0 else status
     except BaseException as err:  # said in the job's log, for the instructor
         said = f"[grader] the template could not enter the job's sandbox: {type(err).__name__}: {err}\n"
@@ -204,6 +224,10 @@ def _serve_one(conn: socket.socket) -> None:
         request = json.loads(message)
         if len(fds) != len(request["targets"]) + 2:
             raise ValueError("descriptors and their numbers disagree")
+        for kind, _, hard in request["rlimits"]:  # no hard limit above this one's (raising needs CAP_SYS_RESOURCE)
+            own = resource.getrlimit(kind)[1]
+            if own != resource.RLIM_INFINITY and not 0 <= hard <= own:
+                raise ValueError(f"the job's hard limit of kind {kind} is above the template's")
         sys.stdout.flush()
         sys.stderr.flush()
         child = os.fork()
@@ -246,9 +270,13 @@ def main(argv: list[str]) -> None:
     path, idle_seconds, modules = argv[0], float(argv[1]), argv[2:]
     import importlib
 
+    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
+        del sys.path[0]  # this file's own folder (an interpreter without -I): no job's import path holds it
+
     for kind in (resource.RLIMIT_AS, resource.RLIMIT_DATA):  # a grading unit's own soft limit is not the jobs'
         resource.setrlimit(kind, (resource.getrlimit(kind)[1],) * 2)
 
+    _STARTED_WITH.update(os.environ)
     for name in modules:
         importlib.import_module(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)

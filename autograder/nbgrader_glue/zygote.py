@@ -4,13 +4,16 @@ nbgrader starts a kernel per notebook; a confined kernel of its own would pay ea
 new sandbox, a new Python, ipykernel and torch. Here the first kernel launcher of a student
 (``autograder.nbgrader_glue.kernel``) starts a *supervisor*: a root process outside the sandbox
 that makes the student's cgroup and the sandbox (``kernel_sandbox``'s allowlist, limits and uid)
-and runs the fork server (``zygote_server``) in it, which preloads the heavy modules once. Every
-launcher of that student then asks the supervisor's socket for a kernel; each kernel is a
-process forked from the server, so no notebook shares a namespace with another, only the
-preloaded imports. The server is the sandbox's init (pid 1), which no process inside can kill,
-and which reaps them. The launcher follows its kernel by the kernel's own process (found in the
-student's cgroup); should the server die all the same, the supervisor starts a new one for the
-next notebook.
+and runs the fork server (``zygote_server``) in it, which preloads the heavy modules once. The server is forked
+into the sandbox from the class's kernel template (``autograder.confinement.template``: bubblewrap's sandbox around
+a holder, the same command line otherwise), which imported ipykernel, torch, numpy and matplotlib once for every
+student, so a student's sandbox imports only course_lib; should the template not serve, bubblewrap runs the server
+as the sandbox's init, importing everything itself. Every launcher of that student then asks the supervisor's
+socket for a kernel; each kernel is a process forked from the server, so no notebook shares a namespace with
+another, only the preloaded imports. The launcher follows its kernel by the kernel's own process (found in the
+student's cgroup). A notebook may kill the server (same uid; as init it could not): the template then forks a new
+one into the same sandbox, while the kernel that did it goes on; should the sandbox end all the same, the supervisor
+starts a new one for the next notebook.
 
 The supervisor's listening socket lives in a folder only root can reach (``ROOT``): the
 sandbox inherits the listening descriptor and cannot replace the socket. A student is the
@@ -46,6 +49,10 @@ SERVER_FILES = ("__init__.py", "nbgrader_glue/__init__.py", "nbgrader_glue/zygot
 NOTEBOOKS_VARIABLE = "GRADING_NOTEBOOKS"
 # where the notebook folder's own files are seen in the sandbox, whose working folder holds links to them
 LINKED_SOURCE_VARIABLE = "GRADING_LINKED_SOURCE"
+# the server's start when forked from the kernel template: what ``python -m autograder.nbgrader_glue.zygote_server``
+# does (the working folder first on the import path, the module run as __main__)
+SERVER_ENTRY = ("import os, runpy, sys\nsys.path.insert(0, os.getcwd())\n"
+                "runpy._run_module_as_main('autograder.nbgrader_glue.zygote_server')\n")
 
 
 def server_arguments(listen_fd: int) -> list[str]:
@@ -115,10 +122,16 @@ class KernelRequest:
 
     def __init__(self, sock: Path, connection_file: str):
         self.conn = socket.socket(socket.AF_UNIX)
-        self.conn.connect(str(sock))
+        # a server a notebook stopped (it may: not the sandbox's init) fails this launcher, never hangs it
+        self.conn.settimeout(READY_SECONDS)
         self.buffer = b""
-        self.send({"start": connection_file})
-        answer = self.receive()
+        try:
+            self.conn.connect(str(sock))
+            self.send({"start": connection_file})
+            answer = self.receive()
+        except TimeoutError:
+            raise RuntimeError(f"the student's sandbox did not answer in {READY_SECONDS} s") from None
+        self.conn.settimeout(None)
         inner = answer.get("pid") if isinstance(answer, dict) else None
         self.pid = host_pid(sock.parent, inner) if isinstance(inner, int) else None
         if self.pid is None:
@@ -176,7 +189,7 @@ class KernelRequest:
 
 def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
     """Make the student's cgroup and sandbox, run the fork server there; end all with nbgrader."""
-    from autograder.confinement import NOBODY, Cgroup, bwrap_argv
+    from autograder.confinement import NOBODY, Cgroup, Mounts, bwrap_argv, template
     from autograder.confinement.isolation import limit_resources
     from autograder.confinement.sandbox import linked_sources
     from autograder.nbgrader_glue.kernel_sandbox import (
@@ -185,6 +198,7 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
         kernel_mounts,
         limits_from_env,
     )
+    from autograder.nbgrader_glue.zygote_server import TEMPLATE_PRELOAD
     from course_lib.layout import REPO
 
     try:
@@ -205,8 +219,9 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
         mounts.read_only[str(path)] = str(path)
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
     env[LINKED_SOURCE_VARIABLE] = linked_sources(mounts)[str(cwd)]  # where the server finds nbgrader's new files
-    command = bwrap_argv([sys.executable, "-m", "autograder.nbgrader_glue.zygote_server",
-                          *server_arguments(listener.fileno())], mounts, limits, chdir=str(cwd), env=env, as_pid_1=True)
+    arguments = server_arguments(listener.fileno())
+    command = bwrap_argv([sys.executable, "-m", "autograder.nbgrader_glue.zygote_server", *arguments], mounts,
+                         limits, chdir=str(cwd), env=env, as_pid_1=True)
     # the listening socket stays open here too: a server a notebook killed is replaced on it
     cpu_seconds = int(os.environ.get("GRADING_CPU_SECONDS", "1800"))
 
@@ -221,7 +236,21 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
     servers = []
     try:
         for _ in range(MAX_SERVERS):
-            server = subprocess.Popen(command, preexec_fn=enter, pass_fds=(listener.fileno(),), start_new_session=True)
+            server = None
+            if template.wanted():
+                try:  # the server forked from the class's kernel template into a sandbox of the same making
+                    server = template.start_in_sandbox(
+                        bwrap_argv([], mounts, limits, chdir=str(cwd), env=env),
+                        {listener.fileno(): listener.fileno(), 1: 1, 2: 2}, arguments, SERVER_ENTRY, output=None,
+                        preexec=enter, cwd=None, env=None, preload=TEMPLATE_PRELOAD, isolated=False,
+                        restarts=MAX_SERVERS, template_environment=template.sandbox_environment(
+                            bwrap_argv(["true"], Mounts(), limits)))
+                except template.TemplateError as err:
+                    print(f"[grader] the student's sandbox starts its own interpreter: {err}", file=sys.stderr,
+                          flush=True)
+            if server is None:
+                server = subprocess.Popen(command, preexec_fn=enter, pass_fds=(listener.fileno(),),
+                                          start_new_session=True)
             servers.append(server)
             (folder / "ready").write_text(str(INSIDE_SOCKETS))
             server_fd = os.pidfd_open(server.pid)

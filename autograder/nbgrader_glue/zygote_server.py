@@ -3,7 +3,9 @@
     python -m autograder.nbgrader_glue.zygote_server LISTEN_FD IDLE_SECONDS [lean]
 
 Started by ``autograder.nbgrader_glue.zygote`` (outside, as root) in the sandbox every kernel of
-one student runs in. It imports ipykernel, torch, numpy, matplotlib and course_lib once, then
+one student runs in: forked there from the class's kernel template (``autograder.confinement.template``), which
+imported all but course_lib once for the class, or, where the template cannot serve, run by bubblewrap as the
+sandbox's init. It imports ipykernel, torch, numpy, matplotlib and course_lib once (what the template did is done), then
 accepts requests on the listening socket it inherits (created outside the sandbox, in a folder
 only root can reach). Each request is one JSON line: ``{"start": CONNECTION_FILE}`` forks a
 kernel (a process of its own: a namespace no other notebook touched, only the imports shared)
@@ -32,6 +34,9 @@ PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy", "tor
            "IPython.extensions", "cProfile", "pstats", "pydoc", "faulthandler", "pdb",
            # imported by torch's first optimizer (wrapped in torch._compile); starts no thread
            "torch._dynamo")
+# what the class's kernel template (``autograder.confinement.template``) imports once for every student's sandbox:
+# all but the course's own modules, whose state at import (the working folder, the COURSE_* settings) is the sandbox's
+TEMPLATE_PRELOAD = tuple(name for name in PRELOAD if not name.startswith("course_lib"))
 # only some notebooks import these (a training step's torch._dynamo; pyplot, never drawn here):
 # worth preloading for a student's several kernels, not for one kernel that may never need them
 SOME_NOTEBOOKS = ("matplotlib.pyplot", "torch._dynamo")
@@ -90,6 +95,22 @@ def link_new_files(source: str | None) -> None:
                 os.symlink(os.path.join(source, name), name)
             except OSError:  # written by a kernel meanwhile: the kernel's stays
                 pass
+
+
+def strays() -> bool:
+    """Does a process run here that a killed server left (a kernel that killed it goes on)? Only where this server is
+    not the sandbox's init (forked from the template): such a process is then a child of bubblewrap's init, beside
+    the holder; where it is the init, they are this server's own children."""
+    if os.getpid() == 1:
+        return False
+    children_of_init = 0
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                children_of_init += stat.read().rsplit(")", 1)[1].split()[1] == "1"
+        except (OSError, IndexError):  # not a process, or one that ended meanwhile
+            continue
+    return children_of_init > 1
 
 
 class Server:
@@ -180,7 +201,7 @@ class Server:
 
     def serve(self) -> None:
         """Serve until no kernel runs and nothing came for ``idle_seconds``."""
-        while self.kernels or time.monotonic() - self.last_activity < self.idle_seconds:
+        while self.kernels or time.monotonic() - self.last_activity < self.idle_seconds or strays():
             for key, _ in self.selector.select(timeout=1.0):
                 self.last_activity = time.monotonic()
                 if key.data == "accept":

@@ -25,6 +25,8 @@ pytestmark = [pytest.mark.skipif(confinement.status() is not None or not templat
 
 # what a job's process sees of itself and its sandbox; ``preloaded`` says which way it was started
 SEEN = """import ctypes, json, os, socket, sys
+preloaded = 'torch' in sys.modules and 'torch._dynamo' in sys.modules
+import torch._dynamo  # as a training step does: the environment it sets is then there either way
 lines = open('/proc/self/status').read().splitlines()
 status = dict(line.split(':\\t', 1) for line in lines if ':\\t' in line)
 others = sorted(int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid())
@@ -40,7 +42,7 @@ result = json.dumps({
     'tty': os.path.exists('/dev/tty') and os.isatty(0),
     'others': [open(f'/proc/{p}/comm').read().strip() for p in others],
     'dumpable': ctypes.CDLL(None).prctl(3, 0, 0, 0, 0), 'owner': os.stat('/proc/self/oom_score_adj').st_uid,
-    'preloaded': 'torch' in sys.modules and 'torch._dynamo' in sys.modules,
+    'preloaded': preloaded,
 })
 """
 
@@ -152,7 +154,8 @@ def test_a_template_killed_while_its_job_runs_leaves_the_job_to_finish_and_the_n
                                                                                                       monkeypatch):
     """When the template dies in the middle of a job, does the job still finish and answer, and does the next job
     start a template anew?"""
-    root = Path(tempfile.mkdtemp(prefix="tpl-"))  # a template of this test's own (a short socket path)
+    # a template of this test's own: a short socket path, not under /tmp (the template has a /tmp of its own)
+    root = Path(tempfile.mkdtemp(prefix="tpl-", dir="/run"))
     monkeypatch.setattr(template, "ROOT", root)
     monkeypatch.setenv(template.FRESH_VARIABLE, "0")
     notebook = tmp_path / "07_probe.ipynb"
@@ -180,3 +183,40 @@ def _kill(pids: set[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_the_template_reads_nothing_left_in_the_hosts_tmp(monkeypatch):
+    """Does the template run on a /tmp of its own (the sandboxes' HOME and MPLCONFIGDIR), so that nothing anyone left
+    in the host's /tmp (a user site folder, a matplotlibrc) reaches its imports as root?"""
+    left = Path(tempfile.mkdtemp(prefix="left-by-someone-", dir="/tmp"))
+    root = Path(tempfile.mkdtemp(prefix="tpl-", dir="/run"))
+    monkeypatch.setattr(template, "ROOT", root)
+    try:
+        template.ensure(template.sandbox_environment(confinement.bwrap_argv(["true"], confinement.Mounts(),
+                                                                           confinement.Limits())))
+        (pid,) = _templates(root)
+        mounts = [line.split() for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()]
+        assert any(m[4] == "/tmp" and m[m.index("-") + 1] == "tmpfs" for m in mounts), mounts
+        assert left.is_dir() and not Path(f"/proc/{pid}/root{left}").exists()
+        assert Path(f"/proc/{pid}/root/run").samefile("/run")  # its socket's folder is the host's
+    finally:
+        _kill(_templates(root))
+        shutil.rmtree(root)
+        left.rmdir()
+
+
+def test_a_job_that_signals_everything_it_may_still_answers(tmp_path, monkeypatch):
+    """Does a job whose code sends SIGKILL to every process it may (kill -1) still answer, from the template as from
+    an interpreter of its own: the holder it cannot signal, so its sandbox does not end under it?"""
+    notebook = tmp_path / "07_probe.ipynb"
+    code = ("import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\n"
+            "except ProcessLookupError:  # nothing it may signal\n    pass\nresult = 7")
+    nbformat.write(new_notebook(cells=[new_code_cell(code)]), notebook)
+    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
+                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
+    for fresh in ("1", "0"):
+        monkeypatch.setenv(template.FRESH_VARIABLE, fresh)
+        job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+        answer = job.answer["checks"]["g"].get("output", {}) if job.answer else {}
+        assert job.problem is None and answer.get("result") == 7, (fresh, job.log[-3000:])
+        assert "starts its own interpreter" not in job.log, job.log[-3000:]

@@ -159,10 +159,10 @@ def test_hidden_checks_import_but_solutions_are_absent(kc):
 
 @confined
 def test_other_processes_are_invisible(kc):
-    """Does /proc show only the student's own sandbox: bwrap's init, its fork server and this kernel?"""
+    """Does /proc show only the student's own sandbox: bwrap's init, the holder, its fork server and this kernel?"""
     out = _run(kc, "import os; print(os.getpid(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")[1]
     pid, pids = out.split(maxsplit=1)
-    assert set(eval(pids)) <= {1, 2, int(pid)} and int(pid) in eval(pids), out
+    assert set(eval(pids)) <= {1, 2, 3, int(pid)} and int(pid) in eval(pids), out
 
 
 @confined
@@ -309,11 +309,12 @@ def test_configure_grading_uses_ipc_and_ignores_hidden_paths(monkeypatch):
 
 @confined
 def test_a_notebook_that_kills_its_sandboxs_server_harms_nothing(grading_config, another_student):
-    """When notebook code kills the fork server it came from (it shares its uid), does that kernel keep running and
-    the student's next kernel still start?"""
+    """When notebook code kills the fork server it came from (it shares its uid), does that kernel keep running past
+    the sandbox's idle time, and the student's next kernel still start?"""
     km, client = _start(grading_config, another_student)
     try:
-        out = _run(client, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint('still here')")[1]
+        code = f"import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep({3 * IDLE_SECONDS})"
+        out = _run(client, code + "\nprint('still here')")[1]
         assert "still here" in out
         assert _run(client, "print(6 * 7)")[1].strip() == "42"
     finally:
@@ -381,13 +382,16 @@ def test_a_kernels_fd_writes_reach_the_notebook_not_the_hosts_log(kc, workdir):
 @confined
 def test_a_one_notebook_students_sandbox_leaves_what_some_notebooks_import_to_its_kernel(
         grading_config, kc, another_student, monkeypatch):
-    """Does the sandbox of a student who handed in one notebook (one kernel) skip preloading torch._dynamo, which only
-    a training step imports, while a student of several notebooks has it preloaded in every kernel?"""
+    """Where a student's sandbox imports its own preload (no kernel template), does the sandbox of a student who
+    handed in one notebook (one kernel) skip preloading torch._dynamo, which only a training step imports, while a
+    student of several notebooks has it preloaded in every kernel (as every kernel from the template has)?"""
+    from autograder.confinement import template
     from autograder.nbgrader_glue import zygote
 
     code = "import sys\nprint(sorted(m for m in ('torch', 'torch._dynamo', 'matplotlib.pyplot') if m in sys.modules))"
     assert _run(kc, code) == ("ok", "['matplotlib.pyplot', 'torch', 'torch._dynamo']\n")  # the module's sandbox
     monkeypatch.setenv(zygote.NOTEBOOKS_VARIABLE, "1")  # as one_student sets it for nbgrader's kernels
+    monkeypatch.setenv(template.FRESH_VARIABLE, "1")
     km, client = _start(grading_config, another_student)
     try:
         assert _run(client, code) == ("ok", "['torch']\n")
@@ -429,3 +433,78 @@ def test_a_later_notebooks_kernel_sees_the_files_nbgrader_wrote_meanwhile_and_th
     finally:
         client.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+# what a kernel sees of itself and its sandbox (printed as one JSON line)
+SEEN = """import ctypes, json, os, re, socket, sys
+status = dict(line.split(':\\t', 1) for line in open('/proc/self/status').read().splitlines() if ':\\t' in line)
+others = sorted(int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid())
+fds = []  # what each descriptor is, not which one (ZMQ's threads open theirs in either order)
+for fd in os.listdir('/proc/self/fd'):
+    try:
+        fds.append(re.sub('[0-9]+', 'N', os.readlink(f'/proc/self/fd/{fd}')))
+    except OSError:
+        pass  # the listing's own
+print(json.dumps({
+    'ids': [os.getresuid(), os.getresgid(), os.getgroups()],
+    'caps': [status[k].strip() for k in ('CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb')],
+    'no_new_privs': status['NoNewPrivs'].strip(), 'seccomp': status['Seccomp'].strip(),
+    'host': socket.gethostname(), 'cwd': os.getcwd(), 'umask': os.umask(0o22),
+    'env': dict(os.environ), 'argv': sys.argv, 'flags': list(sys.flags), 'path': sys.path, 'hash': hash('abc'),
+    'executable': sys.executable, 'stdin': os.readlink('/proc/self/fd/0'),
+    'mounts': [line.split()[3:5] for line in open('/proc/self/mountinfo')],
+    'cgroups': open('/proc/self/cgroup').read().split(), 'limits': open('/proc/self/limits').read(),
+    'tty': os.path.exists('/dev/tty') and os.isatty(0),
+    'others': [open(f'/proc/{p}/comm').read().strip() for p in others],
+    'dumpable': ctypes.CDLL(None).prctl(3, 0, 0, 0, 0), 'owner': os.stat('/proc/self/oom_score_adj').st_uid,
+    'course_lib': sorted(m for m in sys.modules if m.startswith('course_lib')),
+    'fds': sorted(fds), 'stdio': [os.readlink(f'/proc/self/fd/{fd}').split(':')[0] for fd in (0, 1, 2)],
+}))
+"""
+
+
+def _seen_by_a_kernel(config: Config, folder: Path, monkeypatch, fresh: bool) -> dict:
+    """What a kernel's cell sees, its student's sandbox started on its own interpreter (``fresh``) or from the
+    kernel template; the sandbox ended afterwards, so the next one starts anew in the same folder."""
+    import re
+
+    from autograder.confinement import template
+    from autograder.nbgrader_glue import zygote
+
+    monkeypatch.setenv(template.FRESH_VARIABLE, "1" if fresh else "0")
+    km, client = _start(config, folder)
+    try:
+        status_, out = _run(client, SEEN)
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert status_ == "ok", out
+    supervisor = zygote.student_folder(os.getpid(), folder)
+    log = (supervisor / "supervisor.log").read_text() if supervisor.exists() else ""
+    assert "starts its own interpreter" not in log, log[-2000:]
+    deadline = time.monotonic() + 60
+    while supervisor.exists() and time.monotonic() < deadline:  # the sandbox idles out
+        time.sleep(0.2)
+    return json.loads(re.sub(r"/tmp[a-z0-9_]+\.json", "/tmpX.json", out))  # each kernel's own connection file
+
+
+@confined
+def test_a_kernel_from_the_template_sees_the_sandbox_bubblewrap_gives_a_server_of_its_own(grading_config,
+                                                                                         another_student, monkeypatch):
+    """Does a kernel whose sandbox's server was forked from the kernel template see what one whose server bubblewrap
+    started sees: ids, capabilities, no_new_privs, dumpable flag, hostname, working folder, umask, environment, argv,
+    interpreter flags, hash seed, import path, descriptors, mounts, cgroups, rlimits, the course's modules imported in
+    the sandbox, and no terminal, with only bubblewrap's init and the holder to see beside its server?"""
+    fresh = _seen_by_a_kernel(grading_config, another_student, monkeypatch, fresh=True)
+    warm = _seen_by_a_kernel(grading_config, another_student, monkeypatch, fresh=False)
+    assert fresh.pop("others") == ["python"] and warm.pop("others") == ["bwrap", "sh", "python"], (fresh, warm)
+    env = {k: (fresh["env"].get(k), warm["env"].get(k)) for k in {*fresh["env"], *warm["env"]}
+           if fresh["env"].get(k) != warm["env"].get(k)}
+    assert warm == fresh, (env, {key: (fresh[key], warm[key]) for key in fresh if fresh[key] != warm.get(key)})
+    assert fresh["ids"] == [[65534] * 3, [65534] * 3, []] and set(fresh["caps"]) == {"0000000000000000"}
+    import subprocess
+    import sys
+
+    seeded = subprocess.run([sys.executable, "-c", "print(hash('abc'))"], capture_output=True, text=True,
+                            env={"PYTHONHASHSEED": "0"}).stdout
+    assert fresh["course_lib"] and fresh["env"]["PYTHONHASHSEED"] == "0" and fresh["hash"] == int(seeded)
