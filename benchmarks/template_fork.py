@@ -13,8 +13,8 @@ state, a preloaded interpreter as ``nobody`` in a sandbox of the course's own bu
 
 Before the timings, a process made each way says what it sees (its uid, groups, capability sets, no_new_privs,
 hostname, network devices, root folder, working folder, environment); the study fails when the two differ. The grader's
-jobs now start this way (``autograder.confinement.template``); the kernel sandbox still imports its own preload. Run
-as root on a machine with bubblewrap and setpriv:
+jobs and each student's kernel sandbox server now start this way (``autograder.confinement.template``). Run as root
+on a machine with bubblewrap and setpriv:
 
     python benchmarks/template_fork.py --rounds 5 --preload kernel   (or --preload probe)
 """
