@@ -5,8 +5,8 @@
 Started by ``autograder.nbgrader_glue.zygote`` (outside, as root) in the sandbox every kernel of
 one student runs in: forked there from the class's kernel template (``autograder.confinement.template``), which
 imported all but course_lib once for the class, or, where the template cannot serve, run by bubblewrap as the
-sandbox's init. It imports ipykernel, torch, numpy, matplotlib and course_lib once (what the template did is done), then
-accepts requests on the listening socket it inherits (created outside the sandbox, in a folder
+sandbox's init. It imports ipykernel, torch, numpy, matplotlib and course_lib once (what the template imported costs
+nothing here), then accepts requests on the listening socket it inherits (created outside the sandbox, in a folder
 only root can reach). Each request is one JSON line: ``{"start": CONNECTION_FILE}`` forks a
 kernel (a process of its own: a namespace no other notebook touched, only the imports shared)
 and answers ``{"pid": N}``; ``{"signal": S}`` passes an interrupt on to it; when the kernel
