@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+from autograder.confinement.sandbox import python_paths
+
 SERVER = Path(__file__).with_name("template_server.py")
 ROOT = Path("/run/course-grading-templates")  # root only: each template's socket, lock and log
 PRELOAD = ("torch", "torch._dynamo")  # every job's import torch; the first optimizer's torch._dynamo
@@ -44,7 +46,7 @@ IDLE_SECONDS = float(os.environ.get("GRADING_TEMPLATE_IDLE_SECONDS", "120"))
 READY_SECONDS = 120  # how long the first job waits for the template's imports
 HOLDER_SECONDS = 20  # how long a job waits for bubblewrap to start its holder
 FRESH_VARIABLE = "GRADING_FRESH_JOBS"  # "1": every job starts its own interpreter
-CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x00020000, 0x4000, 1 << 18  # <sched.h>, <sys/mount.h>
+CLONE_NEWNS, MS_BIND, MS_REC, MS_PRIVATE = 0x00020000, 0x1000, 0x4000, 1 << 18  # <sched.h>, <sys/mount.h>
 
 
 class TemplateError(RuntimeError):
@@ -108,13 +110,27 @@ def ensure(environment: dict[str, str], preload: tuple[str, ...] = PRELOAD, isol
 def _private_tmp(folder: str):
     """What the template's process does before its interpreter starts: a mount namespace of its own, with an empty
     tmpfs on ``folder`` (the sandboxes' /tmp, their HOME and MPLCONFIGDIR), so it reads nothing anyone left in the
-    host's (a user site folder, a matplotlibrc, a font cache) and sees that folder as a new sandbox does."""
+    host's (a user site folder, a matplotlibrc, a font cache) and sees that folder as a new sandbox does. Its own
+    interpreter's folders and this file's, should a checkout or its environment live under ``folder``, are bound back
+    at their places."""
     libc = ctypes.CDLL(None, use_errno=True)  # loaded here: the forked child only calls it
+    keep = sorted((path for path in {*python_paths(), str(SERVER.parent)} if path.startswith(folder.rstrip("/") + "/")),
+                  key=len)  # outer folders first
+
+    def check(result: int, what: str) -> None:
+        if result != 0:
+            raise OSError(ctypes.get_errno(), f"a private {folder} for the template: {what}")
 
     def enter() -> None:
-        if (libc.unshare(CLONE_NEWNS) != 0 or libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0
-                or libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 0, b"mode=1777,size=64m") != 0):
-            raise OSError(ctypes.get_errno(), "a private /tmp for the template")
+        check(libc.unshare(CLONE_NEWNS), "unshare")
+        check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "private mounts")
+        # opened in the new namespace (a bind's source must be of it), before the tmpfs hides them
+        kept = [(path, os.open(path, os.O_PATH)) for path in keep]
+        check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 0, b"mode=1777,size=64m"), "tmpfs")
+        for path, fd in kept:
+            os.makedirs(path, exist_ok=True)
+            check(libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, MS_BIND | MS_REC, None), path)
+            os.close(fd)
     return enter
 
 

@@ -187,8 +187,12 @@ def _kill(pids: set[int]) -> None:
 
 def test_the_template_reads_nothing_left_in_the_hosts_tmp(monkeypatch):
     """Does the template run on a /tmp of its own (the sandboxes' HOME and MPLCONFIGDIR), so that nothing anyone left
-    in the host's /tmp (a user site folder, a matplotlibrc) reaches its imports as root?"""
+    in the host's /tmp (a user site folder, a matplotlibrc) reaches its imports as root, while a checkout that lives
+    under /tmp still finds its own files there?"""
     left = Path(tempfile.mkdtemp(prefix="left-by-someone-", dir="/tmp"))
+    checkout = Path(tempfile.mkdtemp(prefix="checkout-", dir="/tmp"))  # as a CI clone may be
+    shutil.copy(template.SERVER, checkout / template.SERVER.name)
+    monkeypatch.setattr(template, "SERVER", checkout / template.SERVER.name)
     root = Path(tempfile.mkdtemp(prefix="tpl-", dir="/run"))
     monkeypatch.setattr(template, "ROOT", root)
     try:
@@ -198,10 +202,12 @@ def test_the_template_reads_nothing_left_in_the_hosts_tmp(monkeypatch):
         mounts = [line.split() for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()]
         assert any(m[4] == "/tmp" and m[m.index("-") + 1] == "tmpfs" for m in mounts), mounts
         assert left.is_dir() and not Path(f"/proc/{pid}/root{left}").exists()
+        assert Path(f"/proc/{pid}/root{checkout}").samefile(checkout)  # bound back: the same folder
         assert Path(f"/proc/{pid}/root/run").samefile("/run")  # its socket's folder is the host's
     finally:
         _kill(_templates(root))
         shutil.rmtree(root)
+        shutil.rmtree(checkout)
         left.rmdir()
 
 
