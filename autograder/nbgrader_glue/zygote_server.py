@@ -201,7 +201,7 @@ class Server:
 
     def serve(self) -> None:
         """Serve until no kernel runs and nothing came for ``idle_seconds``."""
-        while self.kernels or time.monotonic() - self.last_activity < self.idle_seconds or strays():
+        while self.kernels or time.monotonic() - self.last_activity < self.idle_seconds:
             for key, _ in self.selector.select(timeout=1.0):
                 self.last_activity = time.monotonic()
                 if key.data == "accept":
@@ -214,7 +214,8 @@ class Server:
                 else:
                     self.read(key.fileobj)
             self.reap()
-            if self.kernels:
+            # busy while a kernel runs, its own or one a killed server left: the idle time counts from their end
+            if self.kernels or strays():
                 self.last_activity = time.monotonic()
 
 
