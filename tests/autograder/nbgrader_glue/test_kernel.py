@@ -445,6 +445,7 @@ for fd in os.listdir('/proc/self/fd'):
         fds.append(re.sub('[0-9]+', 'N', os.readlink(f'/proc/self/fd/{fd}')))
     except OSError:
         pass  # the listing's own
+fds = [kind for kind in fds if not kind.endswith('-journal')]  # open while IPython's history thread writes
 print(json.dumps({
     'ids': [os.getresuid(), os.getresgid(), os.getgroups()],
     'caps': [status[k].strip() for k in ('CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb')],
