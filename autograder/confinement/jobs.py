@@ -66,17 +66,12 @@ def _drain(stream, cap: int, sink: list, overflow: list) -> None:
     stream.close()
 
 
-def _rlimit_values(limits: Limits) -> list[tuple[int, int]]:
-    """The job's rlimits: (kind, value) pairs, each set as both soft and hard limit."""
-    return [(resource.RLIMIT_AS, limits.memory_mb * 2 ** 20), (resource.RLIMIT_FSIZE, limits.scratch_mb * 2 ** 20),
-            (resource.RLIMIT_NOFILE, limits.open_files), (resource.RLIMIT_CORE, 0)]
-
-
-def _rlimits(limits: Limits):
-    def apply() -> None:
-        for kind, value in _rlimit_values(limits):
-            resource.setrlimit(kind, (value, value))
-    return apply
+def _set_rlimits(limits: Limits) -> None:
+    """The job's rlimits, each set as both soft and hard limit (in bubblewrap's process, before its exec)."""
+    for kind, value in ((resource.RLIMIT_AS, limits.memory_mb * 2 ** 20),
+                        (resource.RLIMIT_FSIZE, limits.scratch_mb * 2 ** 20),
+                        (resource.RLIMIT_NOFILE, limits.open_files), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(kind, (value, value))
 
 
 def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: float = 300,
@@ -133,7 +128,7 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         def enter() -> None:
             if cgroup is not None:
                 cgroup.enter()
-            _rlimits(limits)()
+            _set_rlimits(limits)
 
         read_log, write_log = os.pipe()
         proc = None
@@ -167,7 +162,7 @@ def run_job(job: str, request: dict, inputs: dict[str, str | Path], timeout: flo
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            _kill(proc)
+            template.kill_group(proc)
             if cgroup is not None:
                 out_of_memory = cgroup.out_of_memory()
                 cgroup.kill()  # whatever the job started, wherever it went
@@ -206,10 +201,8 @@ def _from_template(argv: list[str], job_fds: dict[int, int], limits: Limits, cgr
     python = argv.index(sys.executable, separator)  # setpriv's arguments end here; then python -I -c ENTRY ...
     entry, job_argv = argv[python + 3], argv[python + 4:]
     try:
-        return template.start_in_sandbox(
-            argv[:python], job_fds, job_argv, entry, output=job_fds[1], preexec=enter,
-            cwd=cwd, env=env,
-            template_environment=template.sandbox_environment(confinement.bwrap_argv(["true"], Mounts(), limits)))
+        return template.start_in_sandbox(argv[:python], job_fds, job_argv, entry, output=job_fds[1], preexec=enter,
+                                         cwd=cwd, env=env)
     except template.TemplateError as err:
         os.write(job_fds[1], f"[grader] the job starts its own interpreter: {err}\n".encode())
         for _ in range(100):  # the holder's sandbox ends with bubblewrap, a moment later
@@ -233,11 +226,3 @@ def _send(fd: int, data: bytes) -> None:
         pass
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    import signal
-
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()

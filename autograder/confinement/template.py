@@ -36,7 +36,8 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.confinement.sandbox import python_paths
+from autograder.confinement.limits import Limits
+from autograder.confinement.sandbox import Mounts, bwrap_argv, python_paths
 
 SERVER = Path(__file__).with_name("template_server.py")
 ROOT = Path("/run/course-grading-templates")  # root only: each template's socket, lock and log
@@ -179,7 +180,8 @@ def rlimits_of(pid: int) -> list[tuple[int, int, int]]:
 
     def value(text: str) -> int:
         return resource.RLIM_INFINITY if text == "unlimited" else int(text)
-    return [(kind, value(row[26:].split()[0]), value(row[26:].split()[1])) for kind, row in enumerate(rows)]
+    fields = [row[26:].split() for row in rows]  # past the name column: soft, hard, units
+    return [(kind, value(soft), value(hard)) for kind, (soft, hard, *_) in enumerate(fields)]
 
 
 def _umask() -> int:
@@ -226,22 +228,31 @@ def start(sock: Path, holder: int, descriptors: dict[int, int], status_fd: int, 
     return int(answer["pid"])
 
 
+def kill_group(proc: subprocess.Popen) -> None:
+    """Kill a process started in a session of its own, with its group, and wait for it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
 def start_in_sandbox(sandbox_argv: list[str], descriptors: dict[int, int], argv: list[str], entry: str, *,
-                     template_environment: dict[str, str], output: int | None, preexec, cwd: str | None,
-                     env: dict[str, str] | None, preload: tuple[str, ...] = PRELOAD, isolated: bool = True,
-                     restarts: int = 0) -> subprocess.Popen:
+                     output: int | None, preexec, cwd: str | None, env: dict[str, str] | None,
+                     preload: tuple[str, ...] = PRELOAD, isolated: bool = True, restarts: int = 0) -> subprocess.Popen:
     """bubblewrap's sandbox of ``sandbox_argv`` (``sandbox.bwrap_argv`` of no command) started around a holder
     (``holder_argv``), and the job (``entry`` with ``argv``, its ``descriptors``) forked into it from the template of
-    ``template_environment``, ``preload`` and ``isolated``: bubblewrap's process, which ends with the job's status.
-    ``output``, ``preexec``, ``cwd`` and ``env`` are bubblewrap's own, as for a job it starts itself. TemplateError
-    (the holder's sandbox already ended) when the template cannot take the job."""
+    ``preload`` and ``isolated``, started with every sandbox's own environment (``bwrap_argv``'s, without the extras
+    of this one): bubblewrap's process, which ends with the job's status. ``output``, ``preexec``, ``cwd`` and ``env``
+    are bubblewrap's own, as for a job it starts itself. TemplateError (the holder's sandbox already ended) when the
+    template cannot take the job."""
     holder_command = holder_argv(sandbox_argv)
     separator = sandbox_argv.index("--")
     chdir = sandbox_argv[sandbox_argv.index("--chdir", 0, separator) + 1]
     read_status, write_status = os.pipe()
     holder = None
     try:
-        sock = ensure(template_environment, preload, isolated)
+        sock = ensure(sandbox_environment(bwrap_argv([], Mounts(), Limits())), preload, isolated)
         holder = subprocess.Popen(holder_command, stdin=read_status, stdout=output, stderr=output, cwd=cwd, env=env,
                                   preexec_fn=preexec, start_new_session=True)
         os.close(read_status)
@@ -251,11 +262,7 @@ def start_in_sandbox(sandbox_argv: list[str], descriptors: dict[int, int], argv:
         return holder
     except TemplateError:
         if holder is not None:
-            try:
-                os.killpg(holder.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            holder.wait()
+            kill_group(holder)
         raise
     finally:
         os.close(write_status)

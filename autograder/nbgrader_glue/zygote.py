@@ -189,7 +189,7 @@ class KernelRequest:
 
 def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
     """Make the student's cgroup and sandbox, run the fork server there; end all with nbgrader."""
-    from autograder.confinement import NOBODY, Cgroup, Mounts, bwrap_argv, template
+    from autograder.confinement import NOBODY, Cgroup, bwrap_argv, template
     from autograder.confinement.isolation import limit_resources
     from autograder.confinement.sandbox import linked_sources
     from autograder.nbgrader_glue.kernel_sandbox import (
@@ -243,8 +243,7 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
                         bwrap_argv([], mounts, limits, chdir=str(cwd), env=env),
                         {listener.fileno(): listener.fileno(), 1: 1, 2: 2}, arguments, SERVER_ENTRY, output=None,
                         preexec=enter, cwd=None, env=None, preload=TEMPLATE_PRELOAD, isolated=False,
-                        restarts=MAX_SERVERS, template_environment=template.sandbox_environment(
-                            bwrap_argv(["true"], Mounts(), limits)))
+                        restarts=MAX_SERVERS)
                 except template.TemplateError as err:
                     print(f"[grader] the student's sandbox starts its own interpreter: {err}", file=sys.stderr,
                           flush=True)
