@@ -12,7 +12,6 @@ def decode(request: dict) -> dict:
 
     from course_lib.gpt.checkpoint import fit_state_dict
     from course_lib.gpt.datasets import CharCorruptionDatasetBase
-    from course_lib.gpt.evaluation import predict_places
     from course_lib.gpt.model import GPT, GPTConfig
     from course_lib.loader.load import load_notebooks
 
@@ -39,6 +38,16 @@ def decode(request: dict) -> dict:
             continue
         model.load_state_dict(state, strict=True)
         model.eval()
-        out[part["name"]] = {split: predict_places(model, vocab, questions, request.get("batch_size", 256))
-                             for split, questions in part["questions"].items()}
+        out[part["name"]] = _answers(model, vocab, part["questions"], request.get("batch_size", 256))
     return out
+
+
+def _answers(model, vocab, questions: dict[str, list[str]], batch_size: int) -> dict[str, list[str]]:
+    """Each split's answers from one decode of all the splits' questions: questions of one length are decoded
+    together whatever their split (each row sees only its own positions), so the model runs once a length, not once
+    a length and a split."""
+    from course_lib.gpt.evaluation import predict_places
+
+    every = [q for split in questions.values() for q in split]
+    answers = iter(predict_places(model, vocab, every, batch_size))
+    return {split: [next(answers) for _ in split_questions] for split, split_questions in questions.items()}

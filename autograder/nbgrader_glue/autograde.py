@@ -56,8 +56,9 @@ from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, preload, run_step
 
 # imported once in the fork server: the step, and the student's nbgrader each unit forks
+# (IPython.paths: jupyter_client's kernel spec lookup imports it, with all of IPython, at a student's first kernel)
 AUTOGRADE_PRELOAD = ("autograder.nbgrader_glue.autograde", "autograder.nbgrader_glue.one_student",
-                     "nbgrader.apps.autogradeapp")
+                     "nbgrader.apps.autogradeapp", "IPython.paths")
 preload(*AUTOGRADE_PRELOAD)
 
 STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash last autograded

@@ -95,8 +95,10 @@ def main(argv: list[str]) -> None:
     from nbgrader.apps.autogradeapp import AutogradeApp
     from traitlets.config import Config
 
+    from autograder.nbgrader_glue import schema_once
     from autograder.nbgrader_glue.setup import grading_problem
 
+    schema_once.install()
     _forget_singletons()
     app = AutogradeApp.instance()
     app.initialize([])  # nbgrader's own start: logging, then the course's nbgrader_config.py

@@ -46,4 +46,6 @@ class Vocabulary:
             ) from None
 
     def decode(self, indices: Iterable[int]) -> str:
+        if isinstance(indices, torch.Tensor) and indices.dim() == 1:
+            indices = indices.tolist()  # one conversion: iterating a tensor makes a tensor per element
         return "".join(self.itos[int(i)] for i in indices)

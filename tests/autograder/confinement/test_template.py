@@ -226,3 +226,23 @@ def test_a_job_that_signals_everything_it_may_still_answers(tmp_path, monkeypatc
         answer = job.answer["checks"]["g"].get("output", {}) if job.answer else {}
         assert job.problem is None and answer.get("result") == 7, (fresh, job.log[-3000:])
         assert "starts its own interpreter" not in job.log, job.log[-3000:]
+
+
+def test_a_template_jobs_collections_skip_the_preload_and_still_collect_its_own(tmp_path, monkeypatch):
+    """Are the objects the template preloaded out of a job's garbage collections (frozen, so no collection walks or
+    copies them), while a cycle the job's own code leaves is still collected, as in a job with an interpreter of its
+    own?"""
+    notebook = tmp_path / "07_probe.ipynb"
+    code = ("import gc\nclass Node:\n    pass\nnode = Node()\nnode.me = node\ndel node\n"
+            "result = [gc.get_freeze_count(), gc.collect()]")
+    nbformat.write(new_notebook(cells=[new_code_cell(code)]), notebook)
+    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
+                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
+    seen = {}
+    for fresh in ("1", "0"):
+        monkeypatch.setenv(template.FRESH_VARIABLE, fresh)
+        job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+        assert job.problem is None, job.log[-3000:]
+        seen[fresh] = job.answer["checks"]["g"]["output"]["result"]
+    assert seen["1"][0] == 0 and seen["0"][0] > 100_000, seen  # torch's and the rest's objects, frozen
+    assert seen["1"][1] >= 2 and seen["0"][1] >= 2, seen  # the node and its __dict__
