@@ -15,13 +15,15 @@ def decode(request: dict) -> dict:
     from course_lib.gpt.model import GPT, GPTConfig
     from course_lib.loader.load import load_notebooks
 
+    from .synthesizer_cache import with_cache
+
     torch.manual_seed(0)
     with open(request["wiki"], encoding="utf-8") as f:
         vocab = CharCorruptionDatasetBase(f.read(), request["block_size"]).vocab
     classes = {"vanilla": None}
     if request.get("synthesizer_reference"):
-        classes["synthesizer"] = load_notebooks([request["synthesizer_reference"]],
-                                                module_name="reference_synthesizer").SynthesizerAttention
+        reference = load_notebooks([request["synthesizer_reference"]], module_name="reference_synthesizer")
+        classes["synthesizer"] = with_cache(reference.SynthesizerAttention)
     out = {}
     for part in request["parts"]:
         config = GPTConfig(len(vocab), request["block_size"], **request["model"])
