@@ -3,9 +3,9 @@
 A dense synthesizer scores a position from that position alone (ReLU(x_t A + b1) B + b2, SPEC Part 1), so the scores
 of a new position need nothing of the earlier ones, and its output needs only their values. With this the decode
 answers a synthesizer part's questions as it answers a vanilla part's: one position a step instead of the whole
-sequence again (0.6 -> 0.2 CPU-s for the smoke preset's 240 questions). It restates the reference's ``forward``
-(solutions/a5/05_synthesizer.ipynb) for new rows; tests/autograder/inside/test_decoding.py checks that the decode's
-answers are those of the reference's own ``forward``, trained params and fresh ones alike.
+sequence again (0.58-0.78 -> 0.21 CPU-s for the smoke preset's 240 questions, timed in one process). It restates the
+reference's ``forward`` (solutions/a5/05_synthesizer.ipynb) for new rows; tests/autograder/inside/test_decoding.py
+checks that the decode's answers are those of the reference's own ``forward``, trained params and fresh ones alike.
 """
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def validate(instance, schema: dict) -> None:
 
 
 def install() -> None:
-    """nbgrader's metadata validators (CheckCellMetadata, validate, assign) use ``validate`` from now on."""
+    """nbgrader's metadata validators in this process (CheckCellMetadata's among them) use ``validate`` from now on."""
     from nbgrader.nbgraderformat import common
 
     common.jsonschema = types.SimpleNamespace(validate=validate)  # the only name it uses (nbgrader 0.9)
