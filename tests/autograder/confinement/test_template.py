@@ -17,7 +17,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder import confinement
 from autograder.confinement import template
-from autograder.confinement.jobs import run_job
+from autograder.confinement.jobs import JobResult, run_job
 
 pytestmark = [pytest.mark.skipif(confinement.status() is not None or not template.wanted(),
                                  reason=f"no confinement as root: {confinement.status() or 'not root'}"),
@@ -47,14 +47,19 @@ result = json.dumps({
 """
 
 
+def _cell_job(tmp_path: Path, code: str, **kwargs) -> JobResult:
+    """A probe job of one notebook whose one cell is ``code``, its check reading the cell's ``result``."""
+    notebook = tmp_path / "07_probe.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell(code)]), notebook)
+    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
+                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
+    return run_job("probe", request, {notebook.name: notebook}, timeout=120, **kwargs)
+
+
 def _seen(tmp_path: Path, monkeypatch, fresh: bool) -> dict:
     """What a probe job's cell sees, the job started fresh (``fresh``) or from the template."""
     monkeypatch.setenv(template.FRESH_VARIABLE, "1" if fresh else "0")
-    notebook = tmp_path / "07_probe.ipynb"
-    nbformat.write(new_notebook(cells=[new_code_cell(SEEN)]), notebook)
-    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
-                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
-    job = run_job("probe", request, {notebook.name: notebook}, timeout=120, env={"COURSE_PRESET": "smoke"})
+    job = _cell_job(tmp_path, SEEN, env={"COURSE_PRESET": "smoke"})
     assert job.problem is None, job.log[-3000:]
     assert ("starts its own interpreter" in job.log) is False, job.log[-3000:]
     seen = job.answer["checks"]["g"]["output"]["result"]
@@ -82,11 +87,7 @@ def test_a_template_that_cannot_start_leaves_the_job_to_its_own_interpreter(tmp_
     monkeypatch.setattr(template, "SERVER", broken)
     monkeypatch.setattr(template, "ROOT", tmp_path / "templates")
     monkeypatch.setenv(template.FRESH_VARIABLE, "0")
-    notebook = tmp_path / "07_probe.ipynb"
-    nbformat.write(new_notebook(cells=[new_code_cell("import sys\nresult = 'torch' in sys.modules")]), notebook)
-    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
-                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
-    job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+    job = _cell_job(tmp_path, "import sys\nresult = 'torch' in sys.modules")
     assert job.problem is None, job.log[-3000:]
     assert "[grader] the job starts its own interpreter: the template did not start" in job.log
     assert job.answer["checks"]["g"]["output"]["result"] is True  # the probe imports torch itself
@@ -97,11 +98,7 @@ def test_a_template_jobs_cpu_is_counted_where_the_grader_that_asked_for_it_is_co
     """Does a job from the template join the cgroups its holder is in, so that the cpuacct group measuring a grading
     step counts the job's CPU, as it counts a job bubblewrap started itself?"""
     monkeypatch.setenv(template.FRESH_VARIABLE, "0")
-    notebook = tmp_path / "07_probe.ipynb"
     burn = "import time\nend = time.process_time() + 1.5\nwhile time.process_time() < end:\n    pass\nresult = 1"
-    nbformat.write(new_notebook(cells=[new_code_cell(burn)]), notebook)
-    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
-                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
     hierarchy = Path("/sys/fs/cgroup/cpuacct")
     mine = next(line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
                 if line.split(":")[1] == "cpuacct")
@@ -112,7 +109,7 @@ def test_a_template_jobs_cpu_is_counted_where_the_grader_that_asked_for_it_is_co
         (group / "cgroup.procs").write_text(str(os.getpid()))
         try:
             before = int((group / "cpuacct.usage").read_text())
-            job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+            job = _cell_job(tmp_path, burn)
             used = (int((group / "cpuacct.usage").read_text()) - before) / 1e9
         finally:
             (hierarchy / mine.lstrip("/") / "cgroup.procs").write_text(str(os.getpid()))
@@ -158,19 +155,16 @@ def test_a_template_killed_while_its_job_runs_leaves_the_job_to_finish_and_the_n
     root = Path(tempfile.mkdtemp(prefix="tpl-", dir="/run"))
     monkeypatch.setattr(template, "ROOT", root)
     monkeypatch.setenv(template.FRESH_VARIABLE, "0")
-    notebook = tmp_path / "07_probe.ipynb"
-    nbformat.write(new_notebook(cells=[new_code_cell("import time\ntime.sleep(4)\nresult = 7")]), notebook)
-    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
-                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
+    sleeps = "import time\ntime.sleep(4)\nresult = 7"
     run_job("probe", {"notebooks": [], "checks": []}, {}, timeout=120)
     assert len(_templates(root)) == 1
     killed = threading.Timer(2, _kill, args=(_templates(root),))
     killed.start()
-    job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+    job = _cell_job(tmp_path, sleeps)
     killed.join()
     assert job.problem is None and job.answer["checks"]["g"]["output"]["result"] == 7, job.log[-3000:]
     assert "starts its own interpreter" not in job.log and not _templates(root)
-    again = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+    again = _cell_job(tmp_path, sleeps)
     assert again.problem is None and "starts its own interpreter" not in again.log, again.log[-3000:]
     assert len(_templates(root)) == 1
     _kill(_templates(root))
@@ -214,15 +208,11 @@ def test_the_template_reads_nothing_left_in_the_hosts_tmp(monkeypatch):
 def test_a_job_that_signals_everything_it_may_still_answers(tmp_path, monkeypatch):
     """Does a job whose code sends SIGKILL to every process it may (kill -1) still answer, from the template as from
     an interpreter of its own: the holder it cannot signal, so its sandbox does not end under it?"""
-    notebook = tmp_path / "07_probe.ipynb"
     code = ("import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\n"
             "except ProcessLookupError:  # nothing it may signal\n    pass\nresult = 7")
-    nbformat.write(new_notebook(cells=[new_code_cell(code)]), notebook)
-    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
-                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
     for fresh in ("1", "0"):
         monkeypatch.setenv(template.FRESH_VARIABLE, fresh)
-        job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+        job = _cell_job(tmp_path, code)
         answer = job.answer["checks"]["g"].get("output", {}) if job.answer else {}
         assert job.problem is None and answer.get("result") == 7, (fresh, job.log[-3000:])
         assert "starts its own interpreter" not in job.log, job.log[-3000:]
@@ -232,16 +222,12 @@ def test_a_template_jobs_collections_skip_the_preload_and_still_collect_its_own(
     """Are the objects the template preloaded out of a job's garbage collections (frozen, so no collection walks or
     copies them), while a cycle the job's own code leaves is still collected, as in a job with an interpreter of its
     own?"""
-    notebook = tmp_path / "07_probe.ipynb"
     code = ("import gc\nclass Node:\n    pass\nnode = Node()\nnode.me = node\ndel node\n"
             "result = [gc.get_freeze_count(), gc.collect()]")
-    nbformat.write(new_notebook(cells=[new_code_cell(code)]), notebook)
-    request = {"notebooks": [notebook.name], "checks": [{"grade_id": "g", "notebook": "07_probe", "needs": ["result"],
-                                                        "probe": "variables", "inputs": {"names": ["result"]}}]}
     seen = {}
     for fresh in ("1", "0"):
         monkeypatch.setenv(template.FRESH_VARIABLE, fresh)
-        job = run_job("probe", request, {notebook.name: notebook}, timeout=120)
+        job = _cell_job(tmp_path, code)
         assert job.problem is None, job.log[-3000:]
         seen[fresh] = job.answer["checks"]["g"]["output"]["result"]
     assert seen["1"][0] == 0 and seen["0"][0] > 100_000, seen  # torch's and the rest's objects, frozen

@@ -15,14 +15,26 @@ from course_lib.loader.load import load_notebooks
 from course_lib.presets import get_preset
 
 
-def test_each_splits_answers_are_those_of_decoding_it_alone(tmp_path, world_dir, world_answers):
-    """Are a part's dev and test answers, decoded together (the synthesizer's with its cache), those each split gets
-    from the reference's own ``forward`` on its own, for vanilla and synthesizer attention, with batches smaller than
-    a length's questions too?"""
+def _world(world_dir, world_answers) -> tuple:
+    """The smoke preset, the world's vocabulary and its dev and test questions."""
     preset = get_preset("smoke")
     vocab = CharCorruptionDatasetBase((world_dir / layout.WIKI).read_text(encoding="utf-8"), preset.block_size).vocab
     questions = {"dev": [e.question for e in read_birth_places(world_dir / layout.DEV)],
                  "test": [e.question for e in read_birth_places(world_answers)]}
+    return preset, vocab, questions
+
+
+def _decoded(world_dir, preset, parts: list[dict], batch_size: int) -> dict:
+    """The decode's answers for ``parts`` on the world's wiki, with the reference synthesizer."""
+    return decode({"wiki": str(world_dir / layout.WIKI), "block_size": preset.block_size, "model": preset.model,
+                   "batch_size": batch_size, "synthesizer_reference": str(SYNTHESIZER_REFERENCE), "parts": parts})
+
+
+def test_each_splits_answers_are_those_of_decoding_it_alone(tmp_path, world_dir, world_answers):
+    """Are a part's dev and test answers, decoded together (the synthesizer's with its cache), those each split gets
+    from the reference's own ``forward`` on its own, for vanilla and synthesizer attention, with batches smaller than
+    a length's questions too?"""
+    preset, vocab, questions = _world(world_dir, world_answers)
     synthesizer = load_notebooks([SYNTHESIZER_REFERENCE], module_name="reference_for_test").SynthesizerAttention
     parts, models = [], {}
     for name, attention in (("vanilla", None), ("synthesizer", synthesizer)):
@@ -33,8 +45,7 @@ def test_each_splits_answers_are_those_of_decoding_it_alone(tmp_path, world_dir,
         parts.append({"name": name, "params": str(tmp_path / f"{name}.params"), "attention": name,
                       "questions": questions})
     for batch_size in (512, 3):
-        got = decode({"wiki": str(world_dir / layout.WIKI), "block_size": preset.block_size, "model": preset.model,
-                      "batch_size": batch_size, "synthesizer_reference": str(SYNTHESIZER_REFERENCE), "parts": parts})
+        got = _decoded(world_dir, preset, parts, batch_size)
         for name, model in models.items():
             alone = {split: predict_places(model, vocab, split_questions, batch_size)
                      for split, split_questions in questions.items()}
@@ -46,17 +57,13 @@ def test_the_synthesizers_cache_answers_as_the_references_forward_for_trained_pa
                                                                                      world_answers, smoke_runs):
     """With a synthesizer trained in the smoke preset (pretrained, then finetuned), does the decode's cached answer to
     every dev and test question equal the reference's own ``forward``'s, one split at a time?"""
-    preset = get_preset("smoke")
-    vocab = CharCorruptionDatasetBase((world_dir / layout.WIKI).read_text(encoding="utf-8"), preset.block_size).vocab
-    questions = {"dev": [e.question for e in read_birth_places(world_dir / layout.DEV)],
-                 "test": [e.question for e in read_birth_places(world_answers)]}
+    preset, vocab, questions = _world(world_dir, world_answers)
     synthesizer = load_notebooks([SYNTHESIZER_REFERENCE], module_name="reference_for_trained").SynthesizerAttention
     params = smoke_runs / "synthesizer.finetune.params"
     model = GPT(GPTConfig(len(vocab), preset.block_size, **preset.model), attention_class=synthesizer).eval()
     model.load_state_dict(torch.load(params, weights_only=True))
-    got = decode({"wiki": str(world_dir / layout.WIKI), "block_size": preset.block_size, "model": preset.model,
-                  "batch_size": 512, "synthesizer_reference": str(SYNTHESIZER_REFERENCE),
-                  "parts": [{"name": "s", "params": str(params), "attention": "synthesizer", "questions": questions}]})
+    got = _decoded(world_dir, preset, [{"name": "s", "params": str(params), "attention": "synthesizer",
+                                        "questions": questions}], 512)
     assert got["s"] == {split: predict_places(model, vocab, q, 512) for split, q in questions.items()}
 
 
