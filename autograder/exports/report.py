@@ -28,6 +28,7 @@ import nbformat
 from autograder.checks.run_files import RUN_CELLS
 from autograder.collecting.safe_files import shown
 from autograder.exports.csv_safe import write_csv
+from autograder.exports.gradebook_preload import GRADEBOOK_PRELOAD
 from autograder.exports.reasons import bounded, error_type
 from autograder.exports.step_summary import Problem
 from autograder.inside import bounded_json
@@ -39,7 +40,7 @@ TIMEOUT_ERRORS = {"CellTimeoutError", "TimeoutError", "KeyboardInterrupt"}
 STUDENT_SECONDS = 30  # one student's explanation; past it, the student's row says so
 # memory: two notebooks of at most 20 MB each parsed at once (nbformat), within a value budget
 REPORT_STEP = Step("report", UnitLimits(seconds=STUDENT_SECONDS, memory_mb=1536),
-                   preload=("autograder.exports.report",))
+                   preload=("autograder.exports.report", *GRADEBOOK_PRELOAD))
 MAX_NOTEBOOK_BYTES = 20 * 2 ** 20  # the collect step's own cap on a notebook
 RUN_CELL_IDS = frozenset(RUN_CELLS.values())  # (notebook, grade_id) of each run split's cell
 

@@ -39,6 +39,7 @@ from traitlets import Bool, Float, Int, Unicode
 from traitlets.utils.importstring import import_item
 
 from autograder.collecting.safe_files import shown
+from autograder.exports.gradebook_preload import GRADEBOOK_PRELOAD
 from autograder.exports.step_summary import Problem, log_summary
 from autograder.inside import bounded_json
 from autograder.units.limits import UnitLimits
@@ -79,6 +80,15 @@ class BoundedHTMLExporter(HTMLExporter):
         environment = super()._create_environment()
         environment.bytecode_cache = TEMPLATE_BYTECODE
         return environment
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        """nbconvert's page, its accessibility changes made without BeautifulSoup (``page_access``)."""
+        from autograder.nbgrader_glue.page_access import without_soup
+
+        if not self.in_unit:  # (a unit's exporter is alone in its process, as without_soup needs)
+            return super().from_notebook_node(nb, resources, **kw)
+        with without_soup(self.log):
+            return super().from_notebook_node(nb, resources, **kw)
 
     def from_filename(self, filename, resources=None, **kw):
         """Render in a unit (or here, inside one); PageNotMade if the unit fails or refuses."""
@@ -156,8 +166,8 @@ class BoundedHTMLExporter(HTMLExporter):
 PAGE_ANSWER_MB = 256  # a page's HTML: a notebook within the 20 MB cap, its images inlined, escaped
 # imported once in the fork server rather than in every page's unit; a module not installed (a
 # gradebook driver) is skipped
-PAGE_PRELOAD = ("autograder.nbgrader_glue.feedback", "autograder.exports.trusted_reasons", "nbgrader.preprocessors",
-                "nbgrader.api", "sqlalchemy.dialects.postgresql.psycopg2", "sqlalchemy.dialects.sqlite.pysqlite")
+PAGE_PRELOAD = ("autograder.nbgrader_glue.feedback", "autograder.exports.trusted_reasons", "autograder.term.late",
+                "autograder.nbgrader_glue.page_access", "nbgrader.preprocessors", *GRADEBOOK_PRELOAD)
 preload(*PAGE_PRELOAD)  # whichever step of this process starts the fork server
 # rendered once in the fork server when a page's step starts it (not in every command that imports this module)
 PAGE_WARMUP = ("autograder.nbgrader_glue.feedback_warmup",)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import html
 import os
 import pwd
 import re
@@ -472,7 +473,7 @@ def test_each_student_reads_their_own_feedback_only(hub, people, student):
     assert re.search(rf"Score:\s*{points:g}\s*/\s*2\.0\b", shown), shown[-2000:]
     # every feedback file they got is theirs: nothing of the other student's anywhere in it
     for page_file in (hub_server.home(student) / A5 / "feedback").rglob("*.html"):
-        text = page_file.read_text(encoding="utf-8")
+        text = html.unescape(page_file.read_text(encoding="utf-8"))  # as a browser shows it
         assert MANUAL[other][1] not in text and other not in text, page_file.name
     # nor can they look for the other's: the exchange's feedback folder lists for nobody, the other's home neither
     for folder in (hub.exchange / "attention-course" / "feedback", hub_server.home(other) / A5):
@@ -558,4 +559,4 @@ def test_each_shape_ends_with_its_total_in_the_export_and_on_its_own_page(hub):
         if student not in STUDENTS:  # nothing graded by hand: the points of record are the whole raw score
             assert raw == pytest.approx(float(trusted[student]["score"])), (student, row)
         page = hub_server.course_folder() / "feedback" / student / A5 / "03_span_corruption.html"
-        assert f"Your total for a5: {score:g} of " in page.read_text(encoding="utf-8"), student
+        assert f"Your total for a5: {score:g} of " in html.unescape(page.read_text(encoding="utf-8")), student

@@ -9,6 +9,7 @@ hostile submissions carry only notebook 03, to keep the batch inside the suite's
 from __future__ import annotations
 
 import csv
+import html
 import os
 import shutil
 import subprocess
@@ -402,8 +403,8 @@ def test_no_link_fifo_or_socket_reaches_nbgrader_or_the_feedback(course, feedbac
             assert not path.is_symlink() and (path.is_dir() or path.is_file()), path
             if path.is_file():
                 assert CANARY.encode() not in path.read_bytes(), path
-    for page in feedback.rglob("*.html"):
-        assert "BEGIN HIDDEN TESTS" not in page.read_text(encoding="utf-8"), page  # nor the hidden tests' code
+    for page in feedback.rglob("*.html"):  # nor the hidden tests' code
+        assert "BEGIN HIDDEN TESTS" not in html.unescape(page.read_text(encoding="utf-8")), page
     for student in ("links", "fifo", "socket"):
         copied = sorted(p.name for p in (course["dir"] / "autograded" / student / "a5").iterdir())
         assert NB03 not in copied and "outputs" not in copied and "timestamp.txt" not in copied, (student, copied)
@@ -460,10 +461,11 @@ def test_plain_nbgrader_autograde_refuses_submitted_and_its_links(course):
 def test_no_grading_seed_or_reference_output_is_readable_in_a_kernel(course, feedback):
     """Does a cell that looks for the hidden checks' inputs, the reference's outputs and the grading seed in its
     kernel find none, and does its feedback page (and every page) hold none?"""
-    page = (feedback["dir"] / "snoops" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
+    page = html.unescape((feedback["dir"] / "snoops" / "a5" / NB03.replace(".ipynb", ".html")).read_text(
+        encoding="utf-8"))
     assert "SNOOP-ENV []" in page and "SNOOP-FILES []" in page and "SNOOP-API []" in page, page[-3000:]
     for any_page in feedback["dir"].rglob("*.html"):  # the file the grader used to hand kernels, by its name
-        assert "hidden_inputs.pt" not in any_page.read_text(encoding="utf-8"), any_page
+        assert "hidden_inputs.pt" not in html.unescape(any_page.read_text(encoding="utf-8")), any_page
 
 
 # last in the file: they rewrite the gradebook the tests above read
@@ -477,14 +479,14 @@ def test_feedback_shows_the_score_of_records_reasons_and_the_total(course, trust
     assert made.returncode == 1 and "corrupt_json: NEEDS YOU: no feedback pages" in made.stderr, made.stderr[-2000:]
     assert made.stderr.count("NEEDS YOU") == 1, made.stderr[-2000:]
     for student in TRUSTED:
-        page = (course["dir"] / "feedback" / student / "a5" / NB03.replace(".ipynb", ".html")).read_text(
-            encoding="utf-8")
+        page = html.unescape((course["dir"] / "feedback" / student / "a5" / NB03.replace(".ipynb", ".html")).read_text(
+            encoding="utf-8"))  # the text a browser shows
         total = float(trusted[student]["raw_score"])
         assert f"Your total for a5: {total:g} of {MAX_SCORE:g} points" in page, page[:3000]
         assert "The course's grader:" in page
         assert "judged by the course's grader, outside your notebook" not in page  # replaced by the verdict
-    reference = (course["dir"] / "feedback" / "reference" / "a5" / NB03.replace(".ipynb", ".html")).read_text(
-        encoding="utf-8")
+    reference = html.unescape((course["dir"] / "feedback" / "reference" / "a5" / NB03.replace(".ipynb", ".html"))
+                              .read_text(encoding="utf-8"))
     assert "The course's grader: 15 of 15 point(s)." in reference  # the hidden span check, judged outside
 
 

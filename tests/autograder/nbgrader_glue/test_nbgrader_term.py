@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import html
 import os
 import re
 import shutil
@@ -136,14 +137,19 @@ def test_every_step_names_the_late_student(term, step):
         assert done.returncode == 0, text[-3000:]
 
 
+def _shown(page: Path) -> str:
+    """A feedback page's text as a browser shows it (its character references read)."""
+    return html.unescape(page.read_text(encoding="utf-8"))
+
+
 def test_the_feedback_page_shows_the_penalty_and_the_total(term):
     """Does the late student's feedback page show their total after the penalty, the penalty and how late, and the
     on-time student's no penalty?"""
-    late = (term["dir"] / "feedback" / "late" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
+    late = _shown(term["dir"] / "feedback" / "late" / "a5" / NB03.replace(".ipynb", ".html"))
     total = TRUSTED - PENALTY["late"]
     assert f"Your total for a5: {total:g} of 33 points" in late and f"late penalty of {PENALTY['late']:g}" in late
     assert "handed in 1 h 30 min after your due date" in late
-    ontime = (term["dir"] / "feedback" / "ontime" / "a5" / NB03.replace(".ipynb", ".html")).read_text(encoding="utf-8")
+    ontime = _shown(term["dir"] / "feedback" / "ontime" / "a5" / NB03.replace(".ipynb", ".html"))
     assert f"Your total for a5: {TRUSTED:g} of 33 points" in ontime and "late penalty of" not in ontime
 
 

@@ -7,7 +7,7 @@ import sys
 import jinja2
 
 from autograder.nbgrader_glue import feedback_warmup, page_templates
-from autograder.nbgrader_glue.feedback import BoundedHTMLExporter
+from autograder.nbgrader_glue.feedback import PAGE_PRELOAD, PAGE_WARMUP, BoundedHTMLExporter
 from autograder.nbgrader_glue.feedback_warmup import RESOURCES
 
 
@@ -37,10 +37,18 @@ def test_a_page_made_warm_is_the_page_made_cold(monkeypatch):
 
 
 def test_the_warm_up_module_runs_in_a_fresh_interpreter_without_complaint():
-    """Does importing feedback_warmup (what the pages' fork server does) render its page without the 'failed'
-    line, so that the forked units really start warm (it once failed on the template's missing resources)?"""
-    done = subprocess.run([sys.executable, "-c", "import autograder.nbgrader_glue.feedback_warmup\n"
+    """Does importing what the pages' fork server imports (the step's preload, feedback_warmup last) render the warm-up
+    page without the 'failed' line, and set up the gradebook's classes, so that the forked units really start warm
+    (it once failed on the template's missing resources)?"""
+    modules = PAGE_PRELOAD + PAGE_WARMUP
+    done = subprocess.run([sys.executable, "-c", "import importlib, sys\n"
+                           f"for name in {modules!r}:\n"
+                           "    try:\n        importlib.import_module(name)\n"
+                           "    except ImportError:\n        pass  # as the fork server: a driver not installed\n"
                            "from autograder.nbgrader_glue.page_templates import TEMPLATE_BYTECODE\n"
-                           "print(len(TEMPLATE_BYTECODE.compiled))"], capture_output=True, text=True, timeout=120)
+                           "from nbgrader.api import Grade\n"
+                           "print(Grade.__mapper__.configured, len(TEMPLATE_BYTECODE.compiled))"],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "warm-up failed" not in done.stderr, done.stderr[-2000:]
-    assert int(done.stdout.split()[-1]) > 0
+    configured, compiled = done.stdout.split()[-2:]
+    assert configured == "True" and int(compiled) > 0
