@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-import os
 import random
 import tempfile
 import types
@@ -63,6 +62,7 @@ from course_lib.checks.synth import (
     term_problems,
 )
 from course_lib.layout import SOLUTIONS_DIR
+from course_lib.notebook import check_failed
 from course_lib.notebook.check_failed import CheckFailed
 
 # (low, high) block size drawn per plan: sizes the handout never shows, all >= 17 so that 7/8 of
@@ -267,8 +267,7 @@ def judged_outside() -> None:
     """A hidden cell in nbgrader's autograde: CheckFailed saying where its score comes from (zero
     until the trusted score is written: a kernel that runs student code holds no grading seed and no
     reference output)."""
-    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
-        raise CheckFailed(SCORED_OUTSIDE)
+    check_failed.judged_outside(SCORED_OUTSIDE)
 
 
 def _inputs(grade_id: str, seed: int | None) -> tuple[dict, str]:

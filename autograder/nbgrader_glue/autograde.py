@@ -294,10 +294,10 @@ def write_log(results: list[Autograded], path: Path, collect_notes: dict[str, li
 
 def autograde_problems(settings: AutogradeSettings, cohort: Cohort, results: list[Autograded]) -> list[Problem]:
     """What the command's summary says: folders refused, the collect step's notices (a renamed copy taken,
-    a notebook missing), students nbgrader could not autograde, a locked cell changed, late work with its
-    penalty (recomputed from the gradebook's points now, with the course's late plugin)."""
+    a notebook missing), students nbgrader could not autograde, a locked cell changed, late work with the share of
+    its points the course's late plugin will take (nbgrader's kernels judge no check: the points come at the grade)."""
     from autograder.term.course import course_config
-    from autograder.term.late import refresh_course
+    from autograder.term.late import late_plugin, policy_share, refresh_course
 
     problems = [Problem(f"submitted/{r.shown}", f"refused: cannot be a student id: {r.why}", act=True)
                 for r in cohort.refused]
@@ -311,6 +311,8 @@ def autograde_problems(settings: AutogradeSettings, cohort: Cohort, results: lis
                                                "(autograde_log.txt)"))
     students = {r.student for r in results if r.ok}
     if students:
-        late = refresh_course(settings.db_url, settings.assignment, course_config(settings.course), students)
-        problems += [Problem(x.student, x.line()) for x in late]
+        config = course_config(settings.course)
+        late, plugin = refresh_course(settings.db_url, settings.assignment, config, students), late_plugin(config)
+        problems += [Problem(x.student, x.line_before_record(policy_share(plugin, x.student, x.seconds_late)))
+                     for x in late]
     return problems

@@ -127,11 +127,34 @@ class Lateness:
 
     def line(self) -> str:
         """What the summaries say of them."""
+        return self._said(f"penalty {self.penalty:g} of {self.raw_score:g} point(s)" if self.penalty else "no penalty")
+
+    def line_before_record(self, share: float | None) -> str:
+        """What autograde's summary says of them: its points are not the score of record (nbgrader's kernels judge no
+        check), so the share of the points the policy will take (``share``: ``policy_share``'s)."""
+        if share is None:
+            return self._said("their penalty is computed from the points `autograder grade --gradebook` gives")
+        if not share:
+            return self._said("no penalty")
+        return self._said(f"the late policy takes {100 * share:g}% of the points the course's grader gives them")
+
+    def _said(self, taken: str) -> str:
         if not self.seconds_late:
             return f"handed in {late_text(self.past_due)} after the due date, within their extension: no penalty"
-        taken = f"penalty {self.penalty:g} of {self.raw_score:g} point(s)" if self.penalty else "no penalty"
         extended = " (past their extension)" if self.past_due > self.seconds_late else ""
         return f"late by {late_text(self.seconds_late)}{extended}: {taken}"
+
+
+def policy_share(plugin, student: str, seconds_late: float) -> float | None:
+    """The share (0..1) of the points earned that ``plugin`` takes from ``student``'s work ``seconds_late`` past their
+    due date; None when its penalty is no share of the points (then it is known only from the points)."""
+    if seconds_late <= 0:
+        return 0.0
+    if isinstance(plugin, CourseLatePenalty):  # the course's own: its policy says the share
+        return plugin.policy.fraction(seconds_late)
+    # another plugin (nbgrader's own takes none or everything): asked of 100 points and of 40
+    whole, part = (plugin.late_submission_penalty(student, points, seconds_late) or 0.0 for points in (100.0, 40.0))
+    return whole / 100 if math.isclose(part, 0.4 * whole, abs_tol=1e-6) else None
 
 
 def _lateness(submission) -> Lateness | None:

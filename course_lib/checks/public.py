@@ -50,7 +50,7 @@ from course_lib.checks.synth import (
     synthesizer_public_problems,
 )
 from course_lib.gpt.datasets import CharCorruptionDatasetBase
-from course_lib.notebook.check_failed import CheckFailed
+from course_lib.notebook.check_failed import CheckFailed, judged_outside
 from course_lib.notebook.not_written import unwritten
 
 
@@ -67,8 +67,15 @@ class PublicCheck:
     where: str  # where the student writes what it checks (a message names it when that is not written yet)
 
 
+# what a public test cell says in nbgrader's autograde, where the course's grader judges it instead
+SCORED_OUTSIDE = ("this public check is judged by the course's grader, outside your notebook, on inputs of its own: "
+                  "its points and the reason for them are in your feedback (Validate runs it in your notebook)")
+
+
 def run_public(grade_id: str, parts, seed: int | None = None, replay: str = "") -> None:
-    """The notebook's public test cell: fresh inputs, the student's code, the judge; CheckFailed naming the seed."""
+    """The notebook's public test cell: fresh inputs, the student's code, the judge; CheckFailed naming the seed. In
+    nbgrader's autograde it runs nothing (``judged_outside``): the course's grader runs it, on inputs of its own."""
+    judged_outside(SCORED_OUTSIDE)
     check = PUBLIC[grade_id]
     seed = random.SystemRandom().randrange(2 ** 31) if seed is None else seed
     inputs = check.inputs(random.Random(seed))

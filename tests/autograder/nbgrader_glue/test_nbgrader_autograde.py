@@ -37,20 +37,21 @@ KILLED = "reference"  # the worker autograding this student is killed (kill -9) 
 MEMORY_MB = 3000
 
 MAX_SCORE = 33  # 27 for the code, 6 in 02's run cells (scored 0 by the kernel; the grader's points replace it)
-# student -> total score of nbgrader's own run (of 33): its kernels never judge a hidden check (02-glue-pretrained 3,
-# 03-span-hidden 15), which says its points come from the course's grader, and scores 0 until `grade --gradebook`
+# student -> total score of nbgrader's own run (of 33): its kernels judge no check, public (02-glue-config 4,
+# 03-span-public 5) or hidden (02-glue-pretrained 3, 03-span-hidden 15); each says its points come from the course's
+# grader, and scores 0 until `grade --gradebook` (only a kernel that forges its own cells gets points here)
 EXPECTED = {
-    "reference": 9, "blank": 0, "partial": 5, "edits_test_cell": 0, "deletes_test_cell": 5, "hangs": 0,
+    "reference": 0, "blank": 0, "partial": 0, "edits_test_cell": 0, "deletes_test_cell": 0, "hangs": 0,
     "memory_hog": 0, "syntax_error": 0, "fake_success": 0, "corrupt_json": 0,
     # (edits_test_cell's markdown also nests 60,000 <div>: its feedback page would render for minutes, and is stopped)
     # links to grader-only files and a peer's work, a FIFO and a socket named like notebook 03, beside the
     # released 02: the collect step leaves them all out, so nbgrader never reads them
     "links": 0, "fifo": 0, "socket": 0,
     "injects_html": 0,  # script in a markdown cell and in outputs: inert in formgrader and feedback
-    "spews": 5,  # 48 MB printed before the answer: the autograded notebook keeps 16 MB of it
+    "spews": 0,  # 48 MB printed before the answer: the autograded notebook keeps 16 MB of it
     # looks for the hidden checks' inputs and the grading seed in its kernel (there are none), and opens the grader-only
     # answers (not readable)
-    "snoops": 5,
+    "snoops": 0,
 }
 CANARY = "CANARY-world-seed-3f9a1c"  # grader_only/world-seed.txt: in no autograded, collected or feedback file
 if ROOT:  # without confinement this one could kill the grader itself
@@ -338,14 +339,14 @@ def test_every_lost_point_has_a_readable_reason(course):
     by_student = {}
     for r in reasons:
         by_student.setdefault(r.student, []).append(r.reason)
-    # the reference loses only the hidden checks, which say where their points come from
+    # before the score of record, the reference loses only the checks, which say where their points come from
     assert by_student["reference"] and all("judged by the course's grader" in r for r in by_student["reference"])
-    wanted = {  # student -> words its reasons must contain
-        "blank": "initialize_vanilla_model is not", "partial": "initialize_vanilla_model is not",
-        "edits_test_cell": "not written yet",
+    wanted = {  # student -> words its reasons must contain (what the work did before any check, or the checks')
+        "blank": "judged by the course's grader", "partial": "judged by the course's grader",
+        "edits_test_cell": "judged by the course's grader",
         "deletes_test_cell": "deleted", "hangs": "time limit", "memory_hog": "MemoryError",
-        "syntax_error": "SyntaxError", "fake_success": "not written yet", "snoops": "not in the submission",
-        "corrupt_json": "could not be read",
+        "syntax_error": "SyntaxError", "fake_success": "judged by the course's grader",
+        "snoops": "not in the submission", "corrupt_json": "could not be read",
     }
     for student, words in wanted.items():
         assert any(words in reason for reason in by_student[student]), (student, by_student[student])

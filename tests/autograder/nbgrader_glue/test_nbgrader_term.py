@@ -126,9 +126,10 @@ def test_every_step_names_the_late_student(term, step):
     needs the instructor?"""
     done = term["said"][step]
     text = done.stdout + done.stderr
-    # (autograde's is the share of the kernel's points, 9: the score of record comes next and is penalised alike)
-    points = r"1\.8 of 9" if step == "autograde" else r"5\.4 of 27"
-    assert re.search(rf"  late: (a5: )?late by 1 h 30 min: penalty {points} point\(s\)", text), text[-3000:]
+    # (autograde's is the policy's share: nbgrader's kernels judge no check, the score of record comes next)
+    taken = (r"the late policy takes 20% of the points the course's grader gives them" if step == "autograde"
+             else r"penalty 5\.4 of 27 point\(s\)")
+    assert re.search(rf"  late: (a5: )?late by 1 h 30 min: {taken}", text), text[-3000:]
     assert "extended: late" not in text and "ontime:" not in text
     if step != "autograde":  # (autograde names the students it autograded this time)
         assert re.search(r"extended: (a5: )?handed in 5 h 0 min after the due date, within their extension: no "

@@ -12,10 +12,12 @@ from traitlets.config import Config
 
 from autograder.term.late import (
     CourseLatePenalty,
+    Lateness,
     LatePolicy,
     late_plugin,
     late_text,
     policy_problem,
+    policy_share,
     refresh_course,
     refresh_penalties,
 )
@@ -76,6 +78,39 @@ def test_the_plugin_is_configured_from_nbgrader_config():
     assert "cap_percent" in policy_problem(config)
     config.CourseLatePenalty.cap_percent = "lots"
     assert "late policy" in policy_problem(config)
+
+
+@settings(max_examples=200, deadline=None)
+@given(policies, st.floats(1, 90 * 86400), st.floats(0, 1000))
+def test_the_share_autograde_names_is_the_penalty_the_points_will_get(policy, seconds, points):
+    """For any setting of the course's policy, is the share autograde's summary names (before any points are given)
+    the penalty the grade step then takes from whatever points the work earns?"""
+    plugin = CourseLatePenalty(penalty_method=policy.method, percent=policy.percent, cap_percent=policy.cap_percent,
+                               cutoff_hours=policy.cutoff_hours, grace_minutes=policy.grace_minutes)
+    share = policy_share(plugin, "ada", seconds)
+    assert share is not None
+    assert share * points == pytest.approx(plugin.late_submission_penalty("ada", points, seconds), abs=1e-6)
+
+
+def test_autograde_names_the_share_or_says_the_penalty_comes_with_the_points():
+    """Does autograde's line for a late student say the policy's share, 'no penalty' when it takes none or an extension
+    covers them, and for a plugin whose penalty is no share of the points, that it is computed from the grade's?"""
+    class PerDayPoints:  # a course's own plugin: 2 points a started day, whatever was earned
+        def late_submission_penalty(self, student_id, score, total_seconds_late):
+            return min(score, 2.0 * -(-total_seconds_late // 86400))
+
+    late = Lateness("ada", seconds_late=5400, penalty=0.0, raw_score=0.0, past_due=5400)
+    per_hour = CourseLatePenalty(penalty_method="per_hour", percent=10.0)
+    assert late.line_before_record(policy_share(per_hour, "ada", 5400)) == (
+        "late by 1 h 30 min: the late policy takes 20% of the points the course's grader gives them")
+    assert late.line_before_record(policy_share(CourseLatePenalty(), "ada", 5400)) == "late by 1 h 30 min: no penalty"
+    assert "computed from the points `autograder grade --gradebook` gives" in late.line_before_record(
+        policy_share(PerDayPoints(), "ada", 5400))
+    nbgraders = late_plugin(Config())  # nbgrader's own plugin: no penalty unless set to zero late work
+    assert policy_share(nbgraders, "ada", 5400) == 0.0
+    extended = Lateness("bo", seconds_late=0, penalty=0.0, raw_score=0.0, past_due=3 * HOUR)
+    assert extended.line_before_record(0.0) == extended.line() == (
+        "handed in 3 h 0 min after the due date, within their extension: no penalty")
 
 
 def test_late_text_reads_as_a_person_would_say_it():

@@ -114,3 +114,24 @@ def test_an_unwritten_function_is_named_first_with_where_to_write_it(reference):
         check_finetune_config(reference.initialize_vanilla_model, reference.finetune, train_not_written, seed=1)
     said = "train_not_written is not written yet: write it in notebook 02's glue cell"
     assert str(failed.value) == said and len(said) <= SHOWN
+
+
+@pytest.mark.parametrize("grade_id", sorted(checks.PUBLIC))
+def test_in_nbgraders_autograde_a_public_cell_runs_nothing_and_says_who_judges(grade_id, monkeypatch):
+    """In nbgrader's autograde, does a public test cell run none of the student's code (the course's grader judges it
+    on inputs of its own) and say so; and under Validate does the same cell still run it?"""
+    ran = []
+
+    class Touched:  # any name a probe reads from the student's parts
+        def __getattr__(self, name):
+            ran.append(name)
+            raise RuntimeError("the student's code ran")
+
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    with pytest.raises(CheckFailed, match="judged by the course's grader, outside your notebook"):
+        checks.run_public(grade_id, Touched())
+    assert ran == []
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    with pytest.raises(RuntimeError, match="the student's code ran"):
+        checks.run_public(grade_id, Touched())
+    assert ran
