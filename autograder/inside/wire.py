@@ -16,7 +16,12 @@ from . import bounded_json
 
 TENSOR_KEY = "__tensor__"
 DTYPES = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
-          "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "bool": torch.bool}
+          "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "bool": torch.bool,
+          "uint8": torch.uint8}
+# dtypes that travel narrow and reach the grader widened: uint8 (the span probes' character ids, a quarter of the
+# bytes of int32) arrives as float64, as the sandbox once widened every uint8 before sending it, so a judge sees
+# what it always saw
+WIDENED = {torch.uint8: torch.float64}
 MAX_ELEMENTS = 50_000_000  # one tensor; the answer's size is capped before it is parsed anyway
 # values in one answer (a tensor is one string; a right answer has thousands): bounds parse memory
 MAX_VALUES = bounded_json.MAX_VALUES
@@ -33,7 +38,8 @@ def encode(value) -> object:
         name = str(tensor.dtype).removeprefix("torch.")
         if name not in DTYPES:
             tensor, name = tensor.double(), "float64"
-        data = tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
+        # (flattened first: a 0-d tensor cannot be viewed as bytes, and its answer once failed to encode)
+        data = tensor.reshape(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
         return {TENSOR_KEY: [name, list(tensor.shape), base64.b64encode(data).decode("ascii")]}
     if isinstance(value, dict):
         return {str(k): encode(v) for k, v in value.items()}
@@ -65,8 +71,9 @@ def _tensor(spec) -> torch.Tensor:
     if len(raw) != count * torch.empty((), dtype=dtype).element_size():
         raise WireError("a tensor's data does not match its shape")
     if count == 0:
-        return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+        return torch.empty(shape, dtype=WIDENED.get(dtype, dtype))
+    tensor = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
+    return tensor.to(WIDENED[dtype]) if dtype in WIDENED else tensor.clone()
 
 
 def decode(value) -> object:

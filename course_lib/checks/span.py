@@ -55,8 +55,9 @@ def span_inputs(rng: random.Random, block_sizes=SPAN_PUBLIC["block_sizes"], samp
 
 
 def _pack(samples: list) -> dict:
-    """A plan's (x, y) pairs: stacked when they are all 1-D tensors of one shape and dtype (int64 ids as int32),
-    else the raw pairs up to the first odd one (the answer is wrong then; the judge says how)."""
+    """A plan's (x, y) pairs: stacked when they are all 1-D tensors of one shape and dtype (int64 ids as uint8 or
+    int32, the original dtype named), else the raw pairs up to the first odd one (the answer is wrong then; the judge
+    says how)."""
     pairs = [tuple(p) if isinstance(p, list) else p for p in samples]
     first = pairs[0] if pairs else None
     for n, pair in enumerate(pairs):
@@ -69,8 +70,12 @@ def _pack(samples: list) -> dict:
     x = torch.stack([p[0] for p in pairs]).detach().cpu()  # (S, block_size - 1)
     y = torch.stack([p[1] for p in pairs]).detach().cpu()
     dtype = str(x.dtype)
-    if x.dtype == torch.int64 and x.numel() and min(x.min(), y.min()) >= 0 and max(x.max(), y.max()) < 2 ** 31:
-        x, y = x.to(torch.int32), y.to(torch.int32)  # the same ids, half the bytes on the wire
+    if x.dtype == torch.int64 and x.numel():
+        low, high = min(x.min(), y.min()), max(x.max(), y.max())
+        if low >= 0 and high < 2 ** 8:  # a character vocabulary's ids: a quarter of int32's bytes
+            x, y = x.to(torch.uint8), y.to(torch.uint8)
+        elif low >= 0 and high < 2 ** 31:  # the same ids, half the bytes
+            x, y = x.to(torch.int32), y.to(torch.int32)
     return {"x": x, "y": y, "dtype": dtype}
 
 
