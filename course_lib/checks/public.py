@@ -4,7 +4,8 @@ A check is three functions (``PublicCheck``): ``inputs(rng)`` chooses fresh inpu
 ``probe(parts, inputs)`` runs the student's code on them and returns what came out,
 raw, and ``judge(inputs, output)`` returns the problems it finds (empty: passed).
 The notebook's public test cell runs all three in the student's kernel on inputs of
-a fresh seed (printed in the failure, so ``seed=N`` replays it). The grader
+a fresh seed (printed in the failure, so ``seed=N`` replays it); in nbgrader's autograde it runs
+nothing and says so, since the grader judges it anyway. The grader
 (``autograder grade``, table ``autograder.checks.registry``) runs ``probe`` in its
 sandbox and ``judge`` in its own process, on inputs of its own seed. Every size the
 inputs draw is one the handout never shows (``course_lib.checks.inputs.HANDOUT_NUMBERS``),
