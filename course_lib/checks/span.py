@@ -55,9 +55,8 @@ def span_inputs(rng: random.Random, block_sizes=SPAN_PUBLIC["block_sizes"], samp
 
 
 def _pack(samples: list) -> dict:
-    """A plan's (x, y) pairs: stacked when they are all 1-D tensors of one shape and dtype (int64 ids as uint8 or
-    int32, the original dtype named), else the raw pairs up to the first odd one (the answer is wrong then; the judge
-    says how)."""
+    """A plan's (x, y) pairs: stacked when all are 1-D tensors of one shape and dtype (int64 ids as uint8 or int32, the
+    dtype named), else the raw pairs up to the first odd one (the answer is wrong then; the judge says how)."""
     pairs = [tuple(p) if isinstance(p, list) else p for p in samples]
     first = pairs[0] if pairs else None
     for n, pair in enumerate(pairs):
@@ -70,12 +69,10 @@ def _pack(samples: list) -> dict:
     x = torch.stack([p[0] for p in pairs]).detach().cpu()  # (S, block_size - 1)
     y = torch.stack([p[1] for p in pairs]).detach().cpu()
     dtype = str(x.dtype)
-    if x.dtype == torch.int64 and x.numel():
-        low, high = min(x.min(), y.min()), max(x.max(), y.max())
-        if low >= 0 and high < 2 ** 8:  # a character vocabulary's ids: a quarter of int32's bytes
-            x, y = x.to(torch.uint8), y.to(torch.uint8)
-        elif low >= 0 and high < 2 ** 31:  # the same ids, half the bytes
-            x, y = x.to(torch.int32), y.to(torch.int32)
+    low, high = (min(x.min(), y.min()), max(x.max(), y.max())) if x.dtype == torch.int64 and x.numel() else (-1, 0)
+    narrow = torch.uint8 if high < 2 ** 8 else torch.int32  # a character vocabulary's ids: a quarter of int32's bytes
+    if low >= 0 and high < 2 ** 31:  # the same ids, fewer bytes on the wire
+        x, y = x.to(narrow), y.to(narrow)
     return {"x": x, "y": y, "dtype": dtype}
 
 
@@ -382,16 +379,14 @@ def _masked_problems(pooled: dict) -> list[str]:
 
 # --- for the course's own tests: a dataset class judged on one corpus ----------------------------
 
-TOY_CORPUS = "\n".join(
-    [
-        "Ada Quill. Ada Quill was born in Marlow and later taught mathematics in Tessary for many years .",
-        "Bo Renn. Born in Ostheim, Renn trained as a carpenter before moving to Calder to build bridges .",
-        "Cyd Vane. Cyd Vane (born 1901 in Pellow - died 1970 in Ardent) was a poet and a printer .",
-        "Dara Moss. A native of Lunet, Dara Moss studied botany in Fennick and wrote about mosses .",
-        "Eli Stroud. Eli Stroud is an engineer who was born in Carrow and now lives in Wexley .",
-        "Fay Orr. Where was Fay Orr born? In Tillby, though she grew up by the sea near Harlow .",
-    ]
-)
+TOY_CORPUS = "\n".join([
+    "Ada Quill. Ada Quill was born in Marlow and later taught mathematics in Tessary for many years .",
+    "Bo Renn. Born in Ostheim, Renn trained as a carpenter before moving to Calder to build bridges .",
+    "Cyd Vane. Cyd Vane (born 1901 in Pellow - died 1970 in Ardent) was a poet and a printer .",
+    "Dara Moss. A native of Lunet, Dara Moss studied botany in Fennick and wrote about mosses .",
+    "Eli Stroud. Eli Stroud is an engineer who was born in Carrow and now lives in Wexley .",
+    "Fay Orr. Where was Fay Orr born? In Tillby, though she grew up by the sea near Harlow .",
+])
 
 
 def span_corruption_problems(dataset_class, block_size: int = 50, samples: int = 200, seed: int = 0,

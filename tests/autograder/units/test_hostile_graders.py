@@ -102,6 +102,14 @@ def test_nbgrader_autograde_of_an_honest_student_ignores_hostile_classmates(host
         assert f"===== {h.student}: " in log, (h.student, log[-3000:])
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        assert gb.find_submission(A5, HONEST).score == 5  # 03's public check; the hidden one is judged outside
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:  # no check is judged in nbgrader's kernels
+        assert gb.find_submission(A5, HONEST).score == 0
+    # every cell of the honest 03 ran to the end, as Run All: its solution cells without an error, and its public and
+    # hidden test cells each saying that the course's grader judges it
+    ran = nbformat.read(course / "autograded" / HONEST / A5 / NB03, as_version=4)
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in ran.cells if c.cell_type == "code"}
+    for grade_id in ("03-span-public", "03-span-hidden"):
+        assert any("judged by the course's grader" in str(o) for o in cells[grade_id].outputs), cells[grade_id]
+    assert not [c for c in ran.cells if c.metadata.get("nbgrader", {}).get("solution")
+                and any(o.get("output_type") == "error" for o in c.get("outputs", []))]
     hs.make_readable(course)
