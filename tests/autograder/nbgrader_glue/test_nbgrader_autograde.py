@@ -326,7 +326,8 @@ def test_nothing_keeps_running_after_the_batch(course):
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
 def test_each_submission_gets_its_expected_score(course, student):
-    """Does each honest or hostile submission get exactly the score its work earns, out of 33?"""
+    """Does each honest or hostile submission get from nbgrader's own run exactly the points it can give before the
+    score of record (none; a kernel that forges its cells, its forged ones), out of 33?"""
     row = _export(course)[student]
     assert float(row["max_score"]) == MAX_SCORE
     assert float(row["score"]) == EXPECTED[student], _autograded_output(course, student)[-1500:]
