@@ -74,14 +74,15 @@ class _StartTags(HTMLParser):
         if self.line_starts is None:  # getpos counts lines from 1, and only "\n" ends one
             self.line_starts = [0] + [m.end() for m in re.finditer("\n", self.page)]
         offset = self.line_starts[line - 1] + column
-        kept = [(n, v) for n, v in attrs if n != name]
-        rest = "".join(f' {n}="{html.escape(v, quote=True)}"' if v is not None else f" {n}" for n, v in kept)
-        closing = "/>" if text.rstrip().endswith("/>") else ">"
         tag = TAG_NAME.match(text).group(1)  # as the tokenizer read it (its case kept)
-        if name in {n for n, _ in attrs}:  # the attribute is there with another value: the tag written again
-            self.changes.append((offset, text, f'<{tag} {name}="{value}"{rest}{closing}'))
-        else:  # the attribute put first, the tag's own text kept (after the name: a space, "/" or ">")
+        if name not in {n for n, _ in attrs}:  # the attribute put first, the tag's own text kept after the name
             self.changes.append((offset, text, f'<{tag} {name}="{value}"{text[1 + len(tag):]}'))
+            return
+        # the attribute is there with another value: the tag written again from its attributes
+        rest = "".join(f' {n}="{html.escape(v, quote=True)}"' if v is not None else f" {n}"
+                       for n, v in attrs if n != name)
+        closing = "/>" if text.rstrip().endswith("/>") else ">"
+        self.changes.append((offset, text, f'<{tag} {name}="{value}"{rest}{closing}'))
 
 
 def accessible(page: str) -> tuple[str, int]:
