@@ -27,12 +27,14 @@ def _nbconvert_pass(page: str) -> str:
 
 
 def _read(page: str) -> tuple[list, str]:
-    """What a parser makes of ``page``: each element's name and attributes (in any order), and the text (a stray end
-    tag, which BeautifulSoup drops and a browser ignores, splits no text in two here)."""
+    """What a parser makes of ``page``: each element's name and attributes (in any order), and the text, its runs of
+    white space one space as a browser shows them outside <pre> (a stray end tag, which BeautifulSoup drops and a
+    browser ignores, splits no text in two here; and BeautifulSoup's own writing of a page moves white space: it
+    writes "\r\n</div>\n" as "\n\n", which it then reads as one "\n")."""
     soup = bs4.BeautifulSoup(page, features="html.parser")
     elements = [(tag.name, sorted((k, v if isinstance(v, str) else " ".join(v)) for k, v in tag.attrs.items()))
                 for tag in soup.find_all(True)]
-    return elements, soup.get_text()
+    return elements, " ".join(soup.get_text().split())
 
 
 ATTRIBUTE = st.sampled_from(['src="a.png"', "src=b", 'alt=""', 'alt="x"', 'title="a>b"', "title='<img src=q>'",
