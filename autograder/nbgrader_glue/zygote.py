@@ -55,11 +55,21 @@ SERVER_ENTRY = ("import os, runpy, sys\nsys.path.insert(0, os.getcwd())\n"
                 "runpy._run_module_as_main('autograder.nbgrader_glue.zygote_server')\n")
 
 
+def autograding() -> bool:
+    """Is this nbgrader's autograde (no check runs in its kernels), not Validate?"""
+    from autograder.nbgrader_glue.zygote_server import AUTOGRADE
+
+    return os.environ.get("NBGRADER_EXECUTION") == AUTOGRADE
+
+
 def server_arguments(listen_fd: int) -> list[str]:
     """The fork server's arguments: ``lean`` for a student of one notebook (one kernel: what only
-    some notebooks import is left to it), else every preload."""
+    some notebooks import is left to it), ``autograde`` under nbgrader's autograde (what only the public checks
+    import is left to the kernel that needs it), else every preload."""
+    from autograder.nbgrader_glue.zygote_server import AUTOGRADE
+
     lean = ["lean"] if os.environ.get(NOTEBOOKS_VARIABLE) == "1" else []
-    return [str(listen_fd), str(IDLE_SECONDS), *lean]
+    return [str(listen_fd), str(IDLE_SECONDS), *lean, *([AUTOGRADE] if autograding() else [])]
 
 
 def student_folder(parent_pid: int, cwd: Path) -> Path:
@@ -198,7 +208,7 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
         kernel_mounts,
         limits_from_env,
     )
-    from autograder.nbgrader_glue.zygote_server import TEMPLATE_PRELOAD
+    from autograder.nbgrader_glue.zygote_server import template_preload
     from course_lib.layout import REPO
 
     try:
@@ -242,7 +252,7 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
                     server = template.start_in_sandbox(
                         bwrap_argv([], mounts, limits, chdir=str(cwd), env=env),
                         {listener.fileno(): listener.fileno(), 1: 1, 2: 2}, arguments, SERVER_ENTRY, output=None,
-                        preexec=enter, cwd=None, env=None, preload=TEMPLATE_PRELOAD, isolated=False,
+                        preexec=enter, cwd=None, env=None, preload=template_preload(autograding()), isolated=False,
                         restarts=MAX_SERVERS)
                 except template.TemplateError as err:
                     print(f"[grader] the student's sandbox starts its own interpreter: {err}", file=sys.stderr,

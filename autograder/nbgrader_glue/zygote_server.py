@@ -1,6 +1,6 @@
 """The fork server in a student's grading sandbox: heavy imports once, a fresh kernel per notebook.
 
-    python -m autograder.nbgrader_glue.zygote_server LISTEN_FD IDLE_SECONDS [lean]
+    python -m autograder.nbgrader_glue.zygote_server LISTEN_FD IDLE_SECONDS [lean] [autograde]
 
 Started by ``autograder.nbgrader_glue.zygote`` (outside, as root) in the sandbox every kernel of
 one student runs in: forked there from the class's kernel template (``autograder.confinement.template``), which
@@ -12,7 +12,8 @@ kernel (a process of its own: a namespace no other notebook touched, only the im
 and answers ``{"pid": N}``; ``{"signal": S}`` passes an interrupt on to it; when the kernel
 ends the answer is ``{"exit": STATUS}``; when the requester's connection closes first the
 kernel is killed. With no kernel and no request for IDLE_SECONDS it exits. ``lean`` (a student
-who handed in one notebook: one kernel) leaves out the imports only some notebooks need.
+who handed in one notebook: one kernel) leaves out the imports only some notebooks need; ``autograde`` (nbgrader's
+autograde, where no check runs in the kernel) those only the public checks need.
 Imports only the standard library here (this file is mounted into the sandbox by itself).
 """
 from __future__ import annotations
@@ -34,20 +35,39 @@ PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy", "tor
            "IPython.extensions", "cProfile", "pstats", "pydoc", "faulthandler", "pdb",
            # imported by torch's first optimizer (wrapped in torch._compile); starts no thread
            "torch._dynamo")
-# what the class's kernel template (``autograder.confinement.template``) imports once for every student's sandbox:
-# all but the course's own modules, whose state at import (the working folder, the COURSE_* settings) is the sandbox's
-TEMPLATE_PRELOAD = tuple(name for name in PRELOAD if not name.startswith("course_lib"))
 # only some notebooks import these (a training step's torch._dynamo; pyplot, never drawn here):
 # worth preloading for a student's several kernels, not for one kernel that may never need them
 SOME_NOTEBOOKS = ("matplotlib.pyplot", "torch._dynamo")
+# imported by Validate's public checks of 02 and 04, which train a few steps; under nbgrader's autograde no check runs
+# in the kernel (the course's grader judges them), so there only a student's own training cell imports it, itself
+ONLY_CHECKS_TRAIN = ("torch._dynamo",)
+AUTOGRADE = "autograde"  # the server's argument, and NBGRADER_EXECUTION's value, for nbgrader's autograde
 
 
-def preload(lean: bool = False) -> int:
-    """Import what notebooks' first cells import, so each kernel starts with it done (``lean``:
-    only what every notebook imports); how many modules that was."""
+def preload_names(lean: bool = False, autograde: bool = False) -> tuple[str, ...]:
+    """What the fork server imports (``lean``: only what every notebook imports; ``autograde``: not what only the
+    public checks need)."""
+    return tuple(name for name in PRELOAD
+                 if not (lean and name in SOME_NOTEBOOKS) and not (autograde and name in ONLY_CHECKS_TRAIN))
+
+
+def template_preload(autograde: bool = False) -> tuple[str, ...]:
+    """What the class's kernel template (``autograder.confinement.template``) imports once for every student's
+    sandbox: all but the course's own modules, whose state at import (the working folder, the COURSE_* settings) is
+    the sandbox's. The template of nbgrader's autograde is another than Validate's (a template's key holds its
+    preload)."""
+    return tuple(name for name in preload_names(autograde=autograde) if not name.startswith("course_lib"))
+
+
+TEMPLATE_PRELOAD = template_preload()
+
+
+def preload(lean: bool = False, autograde: bool = False) -> int:
+    """Import what notebooks' first cells import, so each kernel starts with it done (``preload_names``); how many
+    modules that was."""
     import importlib
 
-    names = [name for name in PRELOAD if not (lean and name in SOME_NOTEBOOKS)]
+    names = preload_names(lean, autograde)
     for name in names:
         try:
             importlib.import_module(name)
@@ -223,7 +243,7 @@ def main(argv: list[str]) -> None:
     """Serve until idle (exit status 0: the supervisor then ends the student's sandbox)."""
     listen_fd, idle_seconds = int(argv[0]), float(argv[1])
     listener = socket.socket(fileno=listen_fd)
-    count = preload(lean=argv[2:] == ["lean"])
+    count = preload(lean="lean" in argv[2:], autograde=AUTOGRADE in argv[2:])
     print(f"zygote: ready ({count} modules preloaded)", file=sys.stderr, flush=True)
     Server(listener, idle_seconds).serve()
 

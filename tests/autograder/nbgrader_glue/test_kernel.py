@@ -401,6 +401,48 @@ def test_a_one_notebook_students_sandbox_leaves_what_some_notebooks_import_to_it
         km.shutdown_kernel()
 
 
+@confined
+def test_an_autograde_kernel_leaves_what_only_the_public_checks_import_to_a_cell_that_needs_it(
+        grading_config, kc, another_student, monkeypatch):
+    """Under nbgrader's autograde (no check runs in the kernel), does a kernel start without torch._dynamo, which only
+    Validate's public checks of 02 and 04 import, from the template and from a sandbox's own preload alike, while a
+    cell that trains can still import it, and Validate's kernel has it preloaded?"""
+    from autograder.confinement import template
+    from autograder.nbgrader_glue import zygote
+
+    code = "import sys\nprint(sorted(m for m in ('torch', 'torch._dynamo', 'matplotlib.pyplot') if m in sys.modules))"
+    assert _run(kc, code) == ("ok", "['matplotlib.pyplot', 'torch', 'torch._dynamo']\n")  # the module's sandbox
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")  # as nbgrader's autograde sets it for its kernels
+    for fresh in ("0", "1"):  # from the kernel template; a sandbox importing its own preload
+        monkeypatch.setenv(template.FRESH_VARIABLE, fresh)
+        folder = another_student / fresh
+        folder.mkdir()
+        km, client = _start(grading_config, folder)
+        try:
+            assert _run(client, code) == ("ok", "['matplotlib.pyplot', 'torch']\n"), fresh
+            assert _run(client, "import torch._dynamo\nprint('imported')") == ("ok", "imported\n"), fresh
+        finally:
+            client.stop_channels()
+            km.shutdown_kernel()
+
+
+def test_the_server_is_told_when_it_serves_nbgraders_autograde(monkeypatch):
+    """Is the fork server told it serves nbgrader's autograde exactly when nbgrader says so, and does its preload
+    then leave out torch._dynamo and only that?"""
+    from autograder.nbgrader_glue import zygote, zygote_server
+
+    for mode, told in (("autograde", True), ("validate", False), ("", False), (None, False)):
+        if mode is None:
+            monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+        else:
+            monkeypatch.setenv("NBGRADER_EXECUTION", mode)
+        assert (zygote.server_arguments(7)[-1] == zygote_server.AUTOGRADE) == told, mode
+    full, graded = zygote_server.preload_names(), zygote_server.preload_names(autograde=True)
+    assert set(full) - set(graded) == {"torch._dynamo"} and set(graded) < set(full)
+    assert "torch._dynamo" not in zygote_server.template_preload(autograde=True)
+    assert zygote_server.template_preload() == zygote_server.TEMPLATE_PRELOAD
+
+
 def test_the_server_is_lean_only_for_one_notebook(monkeypatch):
     """Is the fork server told to be lean for a student of exactly one notebook, and for no other count?"""
     from autograder.nbgrader_glue import zygote
