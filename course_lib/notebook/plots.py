@@ -3,8 +3,8 @@
 Every plot has a title and labelled axes; heatmaps use a colour map whose lightness rises
 monotonically, so they read the same printed in grey and to colour-blind readers; two bar
 series differ in pattern as well as colour. With ``COURSE_PLOTS=off`` they draw nothing and
-return None: the score of record's probe job runs every cell, as Run All does, and shows its
-plots to nobody; widgets are inert while grading anyway.
+return a stand-in that takes whatever a cell does next with the plot: the score of record's probe job
+runs every cell, as Run All does, and shows its plots to nobody; widgets are inert while grading anyway.
 """
 from __future__ import annotations
 
@@ -19,11 +19,44 @@ CMAP = "viridis"
 OFF = ("COURSE_PLOTS", "off")  # the environment variable, and the value, that turn every plot off
 
 
+class NotDrawn:
+    """What a plot returns where plots are off, in place of its Axes or Figure: a student's cell that goes on with it
+    (``ax.set_yscale("log")``, ``fig.axes[0].set_title(...)``, ``for ax in fig.axes: ...``) runs to its end, as it
+    does in Jupyter, instead of stopping at None and leaving the rest of the cell undefined. Every attribute, call
+    and item is itself again; it iterates as empty."""
+
+    def __getattr__(self, name: str) -> NotDrawn:
+        if name.startswith("__"):  # copy, pickle and the like ask for protocols it does not have
+            raise AttributeError(name)
+        return self
+
+    def __call__(self, *args, **kwargs) -> NotDrawn:
+        return self
+
+    def __getitem__(self, key) -> NotDrawn:
+        return self
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __bool__(self) -> bool:
+        return True  # as an Axes or a Figure is
+
+    def __repr__(self) -> str:
+        return "<plot not drawn: plots are off while grading>"
+
+
 def _drawn(plot):
-    """``plot``, or nothing where plots are off."""
+    """``plot``, or a stand-in (``NotDrawn``) where plots are off."""
     @functools.wraps(plot)
     def draw(*args, **kwargs):
-        return None if os.environ.get(OFF[0]) == OFF[1] else plot(*args, **kwargs)
+        return NotDrawn() if os.environ.get(OFF[0]) == OFF[1] else plot(*args, **kwargs)
     return draw
 
 

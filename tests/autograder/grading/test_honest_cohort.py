@@ -168,13 +168,18 @@ def _shapes(submitted: Path, copy) -> dict[str, list[str]]:
     lines = student("ipython_lines", "display() and ?", "%%bash", "! escapes", "% continuation and await",
                     "an answer whose first line uses an exploration's name",
                     "a cell of their own using an exploration's names",
-                    f"an exploration of {SLOW_SECONDS} s in 03, 05, 07 and 08", "nbformat 4.2")
+                    f"an exploration of {SLOW_SECONDS} s in 03, 05, 07 and 08",
+                    "a course plot's axes changed, then a name the answer uses", "nbformat 4.2")
     _add_cell(lines, NB02, "display(initialize_vanilla_model)\nfinetune?\n%matplotlib inline")
     _add_cell(lines, NB03, "%%bash\necho this cell is for the student's own eyes", 3)
     _add_cell(lines, NB04, "files = !ls\n!pip install --quiet nothing-from-the-network\nprint(len(files))")
     _add_cell(lines, NB05, "remainder = 17 \\\n% 5\nprint(remainder)\nimport asyncio\nawait asyncio.sleep(0)")
     _prefix_answer(lines, NB02, "02-glue", "assert data_dir.is_dir()  # the course data, found by the cell above\n")
     _add_cell_after(lines, NB02, "02-given-4", "print(len(names), 'questions;', vocab_source.vocab_size, 'symbols')")
+    _add_cell_after(lines, NB03, "03-given-2", "from course_lib.notebook.plots import plot_loss\n"
+                                               "ax = plot_loss([{'step': i, 'loss': 1 / (i + 1)} for i in range(30)])\n"
+                                               "ax.set_yscale('log')\nspan_floor = 1  # after the plot, in its cell")
+    _prefix_answer(lines, NB03, "03-span-corruption", "assert span_floor == 1  # from my plot cell above\n")
     for notebook in (NB03, NB05, NB07, NB08):  # past the score of record's cell limit, within nbgrader's
         _add_cell(lines, notebook, f"import time\ntime.sleep({SLOW_SECONDS})  # my own long exploration\nexplored = 1")
     _as_nbformat(lines, 2)

@@ -408,7 +408,6 @@ def test_an_autograde_kernel_leaves_what_only_the_public_checks_import_to_a_cell
     Validate's public checks of 02 and 04 import, from the template and from a sandbox's own preload alike, while a
     cell that trains can still import it, and Validate's kernel has it preloaded?"""
     from autograder.confinement import template
-    from autograder.nbgrader_glue import zygote
 
     code = "import sys\nprint(sorted(m for m in ('torch', 'torch._dynamo', 'matplotlib.pyplot') if m in sys.modules))"
     assert _run(kc, code) == ("ok", "['matplotlib.pyplot', 'torch', 'torch._dynamo']\n")  # the module's sandbox

@@ -152,3 +152,24 @@ def test_plots_are_off_where_nobody_sees_them(tmp_path, world_dir, switch, impor
                           env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == imported
+
+
+@pytest.mark.parametrize("plot, args", [(plots.plot_loss, (HISTORY,)), (plots.plot_histograms, ({"a": [1.0, 2.0]},)),
+                                        (plots.plot_position_embeddings, (sinusoids(8, 4),))])
+def test_a_cell_that_goes_on_with_a_plot_runs_to_its_end_where_plots_are_off(monkeypatch, plot, args):
+    """Where plots are off (the score of record's probe job), does what a cell does next with a plot's Axes or Figure
+    (set a scale, index its axes, loop over them, save it) run without error, so the names the cell defines after it
+    are defined, as in Jupyter, while nothing is drawn?"""
+    monkeypatch.setenv(*plots.OFF)
+    before = plt.get_fignums()
+    drawn = plot(*args)
+    drawn.set_yscale("log")
+    drawn.axes[0].set_title("mine")
+    for ax in drawn.axes:
+        ax.grid(True)
+    drawn.savefig("never-written.png")
+    drawn.figure.tight_layout()
+    assert drawn and len(drawn.axes) == 0 and "not drawn" in repr(drawn)
+    assert plt.get_fignums() == before
+    with pytest.raises(AttributeError):
+        drawn.__deepcopy__  # noqa: B018 (protocols are not faked)
