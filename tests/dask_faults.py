@@ -32,7 +32,7 @@ def _executing(dask_worker) -> tuple[int, list[str]]:
     return os.getpid(), [str(task.key) for task in dask_worker.state.executing]
 
 
-def _kill(address: str, deaths: dict[int, int], stop: threading.Event, killed: list[int]) -> None:
+def _kill(address: str, deaths: dict[int, int], stop: threading.Event, killed: list[int], after: float) -> None:
     from dask.distributed import Client
 
     with Client(address) as client:
@@ -46,20 +46,20 @@ def _kill(address: str, deaths: dict[int, int], stop: threading.Event, killed: l
                 for key in keys:
                     place = int(key.split("-")[1])  # the grader's task keys: grade-<cohort place>-<random>
                     if deaths.get(place, 0) > 0 and \
-                            time.monotonic() - seen.setdefault((pid, key), time.monotonic()) >= KILL_AFTER:
+                            time.monotonic() - seen.setdefault((pid, key), time.monotonic()) >= after:
                         os.kill(pid, signal.SIGKILL)
                         deaths[place] -= 1
                         killed.append(place)
-            time.sleep(0.2)
+            time.sleep(min(0.2, after / 4))
 
 
 @contextmanager
-def killing(address: str, deaths: dict[int, int]):
+def killing(address: str, deaths: dict[int, int], after: float = KILL_AFTER):
     """While inside: kill -9 the worker process running the task of cohort place i, ``deaths[i]`` times, each
-    KILL_AFTER seconds into the task. Yields the list of places killed, in order."""
+    ``after`` seconds into the task. Yields the list of places killed, in order."""
     killed: list[int] = []
     stop = threading.Event()
-    thread = threading.Thread(target=_kill, args=(address, dict(deaths), stop, killed), daemon=True)
+    thread = threading.Thread(target=_kill, args=(address, dict(deaths), stop, killed, after), daemon=True)
     thread.start()
     try:
         yield killed

@@ -3,13 +3,16 @@
 nbgrader's own ``LimitOutput`` counts lines, after the run: a cell writing megabyte-long lines can
 fill the nbgrader process, the autograded notebook and its feedback page with gigabytes. Here
 each output message is counted as it arrives; past ``max_output_bytes`` for the notebook the rest
-is dropped and the cell gets one line saying so.
+is dropped and the cell gets one line saying so. Its kernels start and stop without jupyter_client's fixed waits
+(``quick_kernel``).
 """
 from __future__ import annotations
 
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Integer
+
+from autograder.nbgrader_glue.quick_kernel import QuickKernelManager
 
 
 def _size(content: dict) -> int:
@@ -25,6 +28,10 @@ class CappedExecute(Execute):
     """Execute, keeping at most ``max_output_bytes`` of a notebook's outputs."""
 
     max_output_bytes = Integer(16 * 2 ** 20, help="outputs kept of one notebook, in bytes").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", QuickKernelManager)  # before nbgrader's own default
+        super().__init__(*args, **kwargs)
 
     def preprocess(self, nb, resources=None, *args, **kwargs):
         """Execute the notebook with a fresh byte count."""

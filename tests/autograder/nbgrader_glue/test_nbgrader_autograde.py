@@ -230,7 +230,9 @@ def course(tmp_path_factory, world_dir, world_answers, postgres):
                 nbformat.write(nb, folder / name)
     _special_files(course, grader_only)
     with dask_faults.local_cluster(workers=2) as cluster:
-        with dask_faults.killing(cluster.scheduler_address, {sorted(EXPECTED).index(KILLED): 1}) as killed:
+        # a second into the student's task: its nbgrader and first kernels under way, long before its eight notebooks
+        # are done (about 3 s on a quiet machine)
+        with dask_faults.killing(cluster.scheduler_address, {sorted(EXPECTED).index(KILLED): 1}, after=1.0) as killed:
             autograde = subprocess.run(
                 [sys.executable, "-m", "autograder", "autograde", "a5", "--scheduler", cluster.scheduler_address,
                  "--preset", "smoke", "--data-dir", str(world_dir), "--out-dir", str(course / "no-run-outputs")],
