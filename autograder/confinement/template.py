@@ -4,7 +4,7 @@ Every confined job used to start ``python -I`` in its own sandbox and import tor
 torch._dynamo) anew: about 2.2 CPU-s a job (``benchmarks/template_fork.py``); each student's kernel sandbox imported
 ipykernel, torch, numpy and matplotlib anew, about 3.3. Here one *template* (``template_server``) imports them once,
 as root, outside every sandbox, and holds nothing of any student's: one for the score of record's jobs (``PRELOAD``,
-under ``-I``), one for nbgrader's kernel sandboxes (``zygote_server.TEMPLATE_PRELOAD``, under the flags of the
+under ``-I``), one for nbgrader's kernel sandboxes (``zygote_server.template_preload``, under the flags of the
 sandbox server's ``python -m``). A job's sandbox is still bubblewrap's, made by the same command line
 (``sandbox.bwrap_argv``: the same mounts, namespaces, environment and setpriv), around a *holder*: ``sh`` waiting on a
 pipe, uid 0 with no capability, which the job (nobody) cannot signal. The template forks a child that joins the

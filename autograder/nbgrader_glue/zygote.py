@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from autograder.confinement.template import connectable
+from autograder.nbgrader_glue.zygote_server import AUTOGRADE, template_preload
 
 ROOT = Path("/run/course-grading-zygotes")  # root only: one folder per student's supervisor
 # a server with no kernel this long ends (nbgrader starts the next notebook at once); tests set less
@@ -57,8 +58,6 @@ SERVER_ENTRY = ("import os, runpy, sys\nsys.path.insert(0, os.getcwd())\n"
 
 def autograding() -> bool:
     """Is this nbgrader's autograde (no check runs in its kernels), not Validate?"""
-    from autograder.nbgrader_glue.zygote_server import AUTOGRADE
-
     return os.environ.get("NBGRADER_EXECUTION") == AUTOGRADE
 
 
@@ -66,8 +65,6 @@ def server_arguments(listen_fd: int) -> list[str]:
     """The fork server's arguments: ``lean`` for a student of one notebook (one kernel: what only
     some notebooks import is left to it), ``autograde`` under nbgrader's autograde (what only the public checks
     import is left to the kernel that needs it), else every preload."""
-    from autograder.nbgrader_glue.zygote_server import AUTOGRADE
-
     lean = ["lean"] if os.environ.get(NOTEBOOKS_VARIABLE) == "1" else []
     return [str(listen_fd), str(IDLE_SECONDS), *lean, *([AUTOGRADE] if autograding() else [])]
 
@@ -208,7 +205,6 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
         kernel_mounts,
         limits_from_env,
     )
-    from autograder.nbgrader_glue.zygote_server import template_preload
     from course_lib.layout import REPO
 
     try:

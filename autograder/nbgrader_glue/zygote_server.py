@@ -59,9 +59,6 @@ def template_preload(autograde: bool = False) -> tuple[str, ...]:
     return tuple(name for name in preload_names(autograde=autograde) if not name.startswith("course_lib"))
 
 
-TEMPLATE_PRELOAD = template_preload()
-
-
 def preload(lean: bool = False, autograde: bool = False) -> int:
     """Import what notebooks' first cells import, so each kernel starts with it done (``preload_names``); how many
     modules that was."""
