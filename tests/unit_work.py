@@ -107,3 +107,25 @@ def parse_answer(data: bytes) -> str:
         return "parsed"
     except wire.WireError as err:
         return f"refused: {err}"
+
+
+def collections_of_own() -> tuple[int, bool, bool]:
+    """How many objects are frozen out of collections here; whether a cycle made here outlives its last name and is
+    then freed by a collection."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    gc.disable()
+    try:
+        node = Node()
+        node.me = node
+        ref = weakref.ref(node)
+        del node
+        kept = ref() is not None
+        gc.collect()
+        return gc.get_freeze_count(), kept, ref() is None
+    finally:
+        gc.enable()

@@ -18,6 +18,7 @@ function and ``args`` picklable: the fork server rebuilds them in the child.
 from __future__ import annotations
 
 import ctypes
+import gc
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -109,6 +110,9 @@ def _child(conn, work: tuple[Callable, tuple] | bytes, memory_mb: int, answer_by
     """In the unit's process: run ``fn(*args)`` of ``work`` (or of ``pickled_work`` bytes, whose
     value goes back pickled too); send back ("ok", value, peak) or ("failed", reason, detail)."""
     _die_with_parent()
+    # what the fork server preloaded (torch, nbgrader, the grader) out of this unit's collections: a full one would
+    # walk all of it, and write to each object's header, copying every page it touches
+    gc.freeze()
     # one torch thread, as in a Dask worker (its nanny sets OMP_NUM_THREADS=1): a unit's tensor work
     # is small, and units run side by side, where spinning threads only burn CPU
     torch = sys.modules.get("torch")  # preloaded

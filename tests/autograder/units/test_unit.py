@@ -29,6 +29,16 @@ def test_a_unit_hands_back_its_value():
     assert 0 < outcome.peak_mb < 512
 
 
+def test_a_units_collections_skip_what_the_fork_server_preloaded_and_still_collect_its_own():
+    """Are the objects the fork server preloaded (torch, nbgrader, the grader) out of a unit's garbage collections
+    (frozen: no collection walks them or copies their pages), while a cycle the unit's own work leaves is still
+    collected?"""
+    outcome = run_unit(unit_work.collections_of_own, (), QUICK)
+    assert outcome.ok, outcome.detail
+    frozen, kept, freed = outcome.value
+    assert frozen > 10_000 and kept and freed, outcome.value
+
+
 def test_an_exception_is_a_failure_that_names_its_type_not_its_message():
     """Is an exception in the unit its failure, naming the type and never the text a student's file put in it?"""
     outcome = run_unit(unit_work.raise_with_secret, ("SECRET-42",), QUICK)
