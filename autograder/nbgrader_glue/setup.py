@@ -50,9 +50,12 @@ def configure_grading(c, timeout: int = 120, memory_mb: int = 4096, cpu_seconds:
 
     given_back_at_exit()
     # a gradebook this process creates is stamped without nbgrader's `alembic` subprocess
+    from autograder.exports.gradebook_engine import reuse_engines
     from autograder.exports.gradebook_stamp import stamp_in_process
 
     stamp_in_process()
+    # every gradebook nbgrader opens in this process through one engine: each query compiled once
+    reuse_engines()
     if hidden_paths:
         warnings.warn("configure_grading(hidden_paths=...) is ignored: the grading kernel sees only an allowlist",
                       DeprecationWarning, stacklevel=2)
