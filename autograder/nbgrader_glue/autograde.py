@@ -57,8 +57,9 @@ from autograder.units.stage import Step, preload, run_step
 
 # imported once in the fork server: the step, and the student's nbgrader each unit forks
 # (IPython.paths: jupyter_client's kernel spec lookup imports it, with all of IPython, at a student's first kernel)
+# (autograde_warmup: the notebook schema's validators, compiled once for every student's nbgrader)
 AUTOGRADE_PRELOAD = ("autograder.nbgrader_glue.autograde", "autograder.nbgrader_glue.one_student",
-                     "nbgrader.apps.autogradeapp", "IPython.paths")
+                     "nbgrader.apps.autogradeapp", "IPython.paths", "autograder.nbgrader_glue.autograde_warmup")
 preload(*AUTOGRADE_PRELOAD)
 
 STATE_FILE = "autograde_state.json"  # in the course folder: student -> hash last autograded
