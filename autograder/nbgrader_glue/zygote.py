@@ -50,6 +50,10 @@ SERVER_FILES = ("__init__.py", "nbgrader_glue/__init__.py", "nbgrader_glue/zygot
 NOTEBOOKS_VARIABLE = "GRADING_NOTEBOOKS"
 # where the notebook folder's own files are seen in the sandbox, whose working folder holds links to them
 LINKED_SOURCE_VARIABLE = "GRADING_LINKED_SOURCE"
+# what nbgrader's autograde kernels are told beside PASSED_ENV: the course's plots draw nothing, as in the score of
+# record's probe job (course_lib.notebook.plots: a cell goes on with the stand-in they return). An autograded notebook
+# never kept a figure, and drawing them was a fifth of its kernels' CPU (py-spy, issue 50 item 8)
+AUTOGRADE_ENV = {"COURSE_PLOTS": "off"}
 # the server's start when forked from the kernel template: what ``python -m autograder.nbgrader_glue.zygote_server``
 # does (the working folder first on the import path, the module run as __main__)
 SERVER_ENTRY = ("import os, runpy, sys\nsys.path.insert(0, os.getcwd())\n"
@@ -224,6 +228,8 @@ def supervise(parent_pid: int, cwd: Path, folder: Path) -> None:
         path = REPO / "autograder" / name
         mounts.read_only[str(path)] = str(path)
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
+    if autograding():  # nbgrader's autograde shows no figure (its notebooks keep text): the course's plots draw nothing
+        env.update(AUTOGRADE_ENV)
     env[LINKED_SOURCE_VARIABLE] = linked_sources(mounts)[str(cwd)]  # where the server finds nbgrader's new files
     arguments = server_arguments(listener.fileno())
     command = bwrap_argv([sys.executable, "-m", "autograder.nbgrader_glue.zygote_server", *arguments], mounts,

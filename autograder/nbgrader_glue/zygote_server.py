@@ -13,7 +13,8 @@ and answers ``{"pid": N}``; ``{"signal": S}`` passes an interrupt on to it; when
 ends the answer is ``{"exit": STATUS}``; when the requester's connection closes first the
 kernel is killed. With no kernel and no request for IDLE_SECONDS it exits. ``lean`` (a student
 who handed in one notebook: one kernel) leaves out the imports only some notebooks need; ``autograde`` (nbgrader's
-autograde, where no check runs in the kernel) those only the public checks need.
+autograde, where no check runs in the kernel and the course's plots draw nothing) those only the public checks and the
+plots need.
 Imports only the standard library here (this file is mounted into the sandbox by itself).
 """
 from __future__ import annotations
@@ -38,9 +39,10 @@ PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "IPython", "numpy", "tor
 # only some notebooks import these (a training step's torch._dynamo; pyplot, never drawn here):
 # worth preloading for a student's several kernels, not for one kernel that may never need them
 SOME_NOTEBOOKS = ("matplotlib.pyplot", "torch._dynamo")
-# imported by Validate's public checks of 02 and 04, which train a few steps; under nbgrader's autograde no check runs
-# in the kernel (the course's grader judges them), so there only a student's own training cell imports it, itself
-ONLY_CHECKS_TRAIN = ("torch._dynamo",)
+# left out under nbgrader's autograde, where no check runs in the kernel (the course's grader judges them) and the
+# course's plots draw nothing (zygote.AUTOGRADE_ENV): torch._dynamo, imported by Validate's public checks of 02 and 04,
+# which train a few steps; pyplot. A student's own training cell or pyplot import imports them itself
+NOT_UNDER_AUTOGRADE = ("torch._dynamo", "matplotlib.pyplot")
 AUTOGRADE = "autograde"  # the server's argument, and NBGRADER_EXECUTION's value, for nbgrader's autograde
 
 
@@ -48,7 +50,7 @@ def preload_names(lean: bool = False, autograde: bool = False) -> tuple[str, ...
     """What the fork server imports (``lean``: only what every notebook imports; ``autograde``: not what only the
     public checks need)."""
     return tuple(name for name in PRELOAD
-                 if not (lean and name in SOME_NOTEBOOKS) and not (autograde and name in ONLY_CHECKS_TRAIN))
+                 if not (lean and name in SOME_NOTEBOOKS) and not (autograde and name in NOT_UNDER_AUTOGRADE))
 
 
 def template_preload(autograde: bool = False) -> tuple[str, ...]:

@@ -402,15 +402,19 @@ def test_a_one_notebook_students_sandbox_leaves_what_some_notebooks_import_to_it
 
 
 @confined
-def test_an_autograde_kernel_leaves_what_only_the_public_checks_import_to_a_cell_that_needs_it(
+def test_an_autograde_kernel_leaves_what_only_the_public_checks_and_plots_import_to_a_cell_that_needs_it(
         grading_config, kc, another_student, monkeypatch):
-    """Under nbgrader's autograde (no check runs in the kernel), does a kernel start without torch._dynamo, which only
-    Validate's public checks of 02 and 04 import, from the template and from a sandbox's own preload alike, while a
-    cell that trains can still import it, and Validate's kernel has it preloaded?"""
+    """Under nbgrader's autograde (no check runs in the kernel, the course's plots draw nothing), does a kernel start
+    without torch._dynamo, which only Validate's public checks of 02 and 04 import, and pyplot, from the template and
+    from a sandbox's own preload alike, with the course's plots off, while a cell that trains or draws can still import
+    them, and Validate's kernel has them preloaded and its plots on?"""
     from autograder.confinement import template
 
     code = "import sys\nprint(sorted(m for m in ('torch', 'torch._dynamo', 'matplotlib.pyplot') if m in sys.modules))"
+    plots = ("import os\nfrom course_lib.notebook import plots\n"
+             "print(os.environ.get('COURSE_PLOTS'), type(plots.plot_loss([{'step': 0, 'loss': 1.0}])).__name__)")
     assert _run(kc, code) == ("ok", "['matplotlib.pyplot', 'torch', 'torch._dynamo']\n")  # the module's sandbox
+    assert _run(kc, plots) == ("ok", "None Axes\n")
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")  # as nbgrader's autograde sets it for its kernels
     for fresh in ("0", "1"):  # from the kernel template; a sandbox importing its own preload
         monkeypatch.setenv(template.FRESH_VARIABLE, fresh)
@@ -418,8 +422,10 @@ def test_an_autograde_kernel_leaves_what_only_the_public_checks_import_to_a_cell
         folder.mkdir()
         km, client = _start(grading_config, folder)
         try:
-            assert _run(client, code) == ("ok", "['matplotlib.pyplot', 'torch']\n"), fresh
+            assert _run(client, code) == ("ok", "['torch']\n"), fresh
+            assert _run(client, plots) == ("ok", "off NotDrawn\n"), fresh
             assert _run(client, "import torch._dynamo\nprint('imported')") == ("ok", "imported\n"), fresh
+            assert _run(client, "import matplotlib.pyplot\nprint('imported')") == ("ok", "imported\n"), fresh
         finally:
             client.stop_channels()
             km.shutdown_kernel()
@@ -427,7 +433,7 @@ def test_an_autograde_kernel_leaves_what_only_the_public_checks_import_to_a_cell
 
 def test_the_server_is_told_when_it_serves_nbgraders_autograde(monkeypatch):
     """Is the fork server told it serves nbgrader's autograde exactly when nbgrader says so, and does its preload
-    then leave out torch._dynamo and only that?"""
+    then leave out torch._dynamo and pyplot and only those?"""
     from autograder.nbgrader_glue import zygote, zygote_server
 
     for mode, told in (("autograde", True), ("validate", False), ("", False), (None, False)):
@@ -437,8 +443,8 @@ def test_the_server_is_told_when_it_serves_nbgraders_autograde(monkeypatch):
             monkeypatch.setenv("NBGRADER_EXECUTION", mode)
         assert (zygote.server_arguments(7)[-1] == zygote_server.AUTOGRADE) == told, mode
     full, graded = zygote_server.preload_names(), zygote_server.preload_names(autograde=True)
-    assert set(full) - set(graded) == {"torch._dynamo"} and set(graded) < set(full)
-    assert "torch._dynamo" not in zygote_server.template_preload(autograde=True)
+    assert set(full) - set(graded) == {"torch._dynamo", "matplotlib.pyplot"} and set(graded) < set(full)
+    assert not {"torch._dynamo", "matplotlib.pyplot"} & set(zygote_server.template_preload(autograde=True))
 
 
 def test_the_server_is_lean_only_for_one_notebook(monkeypatch):
