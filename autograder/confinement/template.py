@@ -41,7 +41,9 @@ from autograder.confinement.sandbox import Mounts, bwrap_argv, python_paths
 
 SERVER = Path(__file__).with_name("template_server.py")
 ROOT = Path("/run/course-grading-templates")  # root only: each template's socket, lock and log
-PRELOAD = ("torch", "torch._dynamo")  # every job's import torch; the first optimizer's torch._dynamo
+# every job's import torch; the first optimizer's torch._dynamo; the probe job's notebook reader and IPython's shell
+# (0.1 CPU-s a student, imported before any file of the student's is read: their state at import is no student's)
+PRELOAD = ("torch", "torch._dynamo", "nbformat", "IPython.core.interactiveshell")
 # a template with no job this long ends; the next job starts another (about 2 CPU-s)
 IDLE_SECONDS = float(os.environ.get("GRADING_TEMPLATE_IDLE_SECONDS", "120"))
 READY_SECONDS = 120  # how long the first job waits for the template's imports
