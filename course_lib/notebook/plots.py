@@ -52,11 +52,17 @@ class NotDrawn:
         return "<plot not drawn: plots are off while grading>"
 
 
+def drawing() -> bool:
+    """Whether the course's plots draw here: not where ``COURSE_PLOTS=off`` (the score of record's job, nbgrader's
+    autograde), so a cell can skip computing what only a plot would show."""
+    return os.environ.get(OFF[0]) != OFF[1]
+
+
 def _drawn(plot):
     """``plot``, or a stand-in (``NotDrawn``) where plots are off."""
     @functools.wraps(plot)
     def draw(*args, **kwargs):
-        return NotDrawn() if os.environ.get(OFF[0]) == OFF[1] else plot(*args, **kwargs)
+        return plot(*args, **kwargs) if drawing() else NotDrawn()
     return draw
 
 

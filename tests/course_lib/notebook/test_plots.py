@@ -173,3 +173,43 @@ def test_a_cell_that_goes_on_with_a_plot_runs_to_its_end_where_plots_are_off(mon
     assert plt.get_fignums() == before
     with pytest.raises(AttributeError):
         drawn.__deepcopy__  # noqa: B018 (protocols are not faked)
+
+
+def test_a_cell_computes_what_only_a_plot_shows_only_where_plots_draw(monkeypatch):
+    """Does ``drawing()`` say plots draw by default and not with COURSE_PLOTS=off, and does 03's histogram cell then
+    draw its 2000 examples from the student's dataset where plots draw and none where they are off (grading)?"""
+    import nbformat
+
+    from course_lib.notebook import env
+
+    cell = next(c for c in nbformat.read(SOLUTIONS / "03_span_corruption.ipynb", as_version=4).cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "03-given-5")
+    calls = []
+
+    class Corpus:  # the dataset's names the cell uses; each example an empty document's: "⁇⁇⁇" then padding
+        from course_lib.gpt.vocab import MASK_CHAR, PAD_CHAR
+
+        itos = {0: PAD_CHAR}
+
+        class vocab:  # noqa: N801 (as the cell spells it)
+            @staticmethod
+            def decode(x):
+                return Corpus.MASK_CHAR * 3
+
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, idx):
+            calls.append(idx)
+            return [0], [0]
+
+    monkeypatch.delenv(plots.OFF[0], raising=False)
+    assert plots.drawing()
+    monkeypatch.setattr(plots, "plot_histograms", lambda values: None)
+    exec(cell.source, {"env": env, "corpus": Corpus()})
+    assert len(calls) == 2000
+    monkeypatch.setenv(*plots.OFF)
+    assert not plots.drawing()
+    calls.clear()
+    exec(cell.source, {"env": env, "corpus": Corpus()})
+    assert calls == []
