@@ -21,7 +21,7 @@ _LOCK = threading.Lock()  # feedback's threads may open gradebooks at once
 
 def engine_for(url, **options) -> sqlalchemy.engine.Engine:
     """``sqlalchemy.create_engine(url, **options)``, made once in this process for the same URL and options."""
-    key = (os.getpid(), str(url), tuple(sorted(options.items())))
+    key = (os.getpid(), str(url), repr(sorted(options.items())))  # (an option's value need not be hashable)
     with _LOCK:
         engine = _ENGINES.get(key)
         if engine is None:

@@ -48,7 +48,7 @@ AUTOGRADE = "autograde"  # the server's argument, and NBGRADER_EXECUTION's value
 
 def preload_names(lean: bool = False, autograde: bool = False) -> tuple[str, ...]:
     """What the fork server imports (``lean``: only what every notebook imports; ``autograde``: not what only the
-    public checks need)."""
+    public checks and the plots need)."""
     return tuple(name for name in PRELOAD
                  if not (lean and name in SOME_NOTEBOOKS) and not (autograde and name in NOT_UNDER_AUTOGRADE))
 
