@@ -189,6 +189,9 @@ def _grade(args) -> int:
         if not path.exists():
             print(f"error: {path} not found ({what})", file=sys.stderr)
             return 2
+    if not answers.is_file():
+        print(f"error: {answers} is a folder, not the answers file ({layout.TEST_ANSWERS})", file=sys.stderr)
+        return 2
     release = layout.RELEASE_DIR.parent / args.assignment
     unknown = (f"unknown assignment {args.assignment!r}: no release notebooks in {release}"
                if not any(release.glob("*.ipynb")) else "")

@@ -54,3 +54,15 @@ def test_sqlite_urls_get_an_absolute_file_and_other_urls_stay():
     for url in ("sqlite:////srv/course/gradebook.db", "sqlite:///:memory:", "sqlite://",
                 "postgresql://grader@db/course"):
         assert absolute_db_url(url) == url
+
+
+def test_a_folder_given_for_the_answers_file_is_one_line(tmp_path, world_dir, capsys):
+    """Is a folder given to ``grade --answers`` (the folder that holds the answers file, not the file) refused in one
+    line that says so, with status 2 and nothing graded?"""
+    (tmp_path / "submitted").mkdir()
+    (tmp_path / "grader_only").mkdir()
+    code = cli.main(["grade", str(tmp_path / "submitted"), "--out", str(tmp_path / "grades"), "--data-dir",
+                     str(world_dir), "--answers", str(tmp_path / "grader_only")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "is a folder, not the answers file" in err, err
+    assert not (tmp_path / "grades").exists()
