@@ -22,6 +22,7 @@ from autograder.grading.results import OUT_OF_TIME, Budget, PartResult, Settings
 from autograder.grading.run_parts import DecodeFirst, decoded_first
 from course_lib import layout
 from course_lib.contract import PARTS
+from course_lib.notebook.plots_off import OFF_ENV
 
 
 def data_inputs(settings: Settings) -> dict[str, Path]:
@@ -35,7 +36,7 @@ PROBE_ENV = {"NBGRADER_EXECUTION": "autograde", "COURSE_DATA_DIR": "{job}/data",
 # Run All in the probe job: training cells read the handed-in run logs and predictions (read-only,
 # in outputs/ as nbgrader's kernel has them; no params, no cell reads them); the course's plots
 # draw nothing (course_lib.notebook.plots), a student's own draw on Agg
-RUN_ALL_ENV = {"COURSE_OUT_DIR": "{job}/" + OUTPUTS, "COURSE_PLOTS": "off", "MPLBACKEND": "Agg"}
+RUN_ALL_ENV = {"COURSE_OUT_DIR": "{job}/" + OUTPUTS, **OFF_ENV, "MPLBACKEND": "Agg"}
 LOG_TAIL = 12000  # characters of the probe job's output (every cell's) kept in the instructor's log
 # of a probe job's time limit, what its own deadline leaves for starting Python and torch and answering: a tenth,
 # within these bounds, and at most half

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from autograder.confinement.template import connectable
 from autograder.nbgrader_glue.zygote_server import AUTOGRADE, template_preload
+from course_lib.notebook.plots_off import OFF_ENV
 
 ROOT = Path("/run/course-grading-zygotes")  # root only: one folder per student's supervisor
 # a server with no kernel this long ends (nbgrader starts the next notebook at once); tests set less
@@ -53,7 +54,7 @@ LINKED_SOURCE_VARIABLE = "GRADING_LINKED_SOURCE"
 # what nbgrader's autograde kernels are told beside PASSED_ENV: the course's plots draw nothing, as in the score of
 # record's probe job (course_lib.notebook.plots: a cell goes on with the stand-in they return). An autograded notebook
 # never kept a figure, and drawing them was a fifth of its kernels' CPU (py-spy, issue 50 item 8)
-AUTOGRADE_ENV = {"COURSE_PLOTS": "off"}
+AUTOGRADE_ENV = dict(OFF_ENV)
 # the server's start when forked from the kernel template: what ``python -m autograder.nbgrader_glue.zygote_server``
 # does (the working folder first on the import path, the module run as __main__)
 SERVER_ENTRY = ("import os, runpy, sys\nsys.path.insert(0, os.getcwd())\n"
@@ -68,7 +69,7 @@ def autograding() -> bool:
 def server_arguments(listen_fd: int) -> list[str]:
     """The fork server's arguments: ``lean`` for a student of one notebook (one kernel: what only
     some notebooks import is left to it), ``autograde`` under nbgrader's autograde (what only the public checks
-    import is left to the kernel that needs it), else every preload."""
+    and the plots import, torch._dynamo and pyplot, is left to the kernel that imports it), else every preload."""
     lean = ["lean"] if os.environ.get(NOTEBOOKS_VARIABLE) == "1" else []
     return [str(listen_fd), str(IDLE_SECONDS), *lean, *([AUTOGRADE] if autograding() else [])]
 

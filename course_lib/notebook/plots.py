@@ -14,9 +14,10 @@ import os
 import numpy as np
 import torch
 
+from course_lib.notebook.plots_off import OFF
+
 # lightness rises end to end (unlike jet, rainbow or RdBu, whose ends are equally dark in grey)
 CMAP = "viridis"
-OFF = ("COURSE_PLOTS", "off")  # the environment variable, and the value, that turn every plot off
 
 
 class NotDrawn:
