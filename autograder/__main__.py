@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from autograder.cli_paths import absolute_paths
+from autograder.early_start import AUTOGRADE_COMMAND_PRELOAD, GRADE_COMMAND_PRELOAD, start_early
 from autograder.ownership import kept_by_owner
 from course_lib import layout
 
@@ -177,10 +178,7 @@ def _refuse_unconfined(problem: str | None, unconfined: bool, what: str) -> int 
 
 def _grade(args) -> int:
     from autograder import confinement
-    from autograder.confinement import Limits
-    from autograder.grading.folder import grade_folder, summary_table
-    from autograder.grading.results import settings_for
-    from autograder.units.dask import Cluster
+    from autograder.confinement import Limits, template
 
     submitted, data_dir, answers = Path(args.submitted), Path(args.data_dir), Path(args.answers)
     for path, what in ((submitted, "the submitted/ folder"),
@@ -209,6 +207,11 @@ def _grade(args) -> int:
     refused = _refuse_unconfined(problem, args.unconfined, "grade")
     if refused is not None:
         return refused
+    start_early(GRADE_COMMAND_PRELOAD, [(template.PRELOAD, True)] * (problem is None), args.scheduler)
+    from autograder.grading.folder import grade_folder, summary_table
+    from autograder.grading.results import settings_for
+    from autograder.units.dask import Cluster
+
     settings = settings_for(data_dir, answers, args.dataset, args.preset, timeout=args.timeout,
                             student_seconds=args.student_timeout, cell_seconds=args.cell_timeout,
                             limits=Limits(memory_mb=args.memory_mb), confined=problem is None, seed=args.seed)
@@ -249,19 +252,7 @@ def _grade(args) -> int:
 
 def _autograde(args) -> int:
     from autograder import confinement
-    from autograder.collecting.flags import cohort_flags
-    from autograder.collecting.near_copies import dev_gold
-    from autograder.exports.csv_safe import write_csv
-    from autograder.exports.step_summary import print_summary
-    from autograder.nbgrader_glue.autograde import (
-        AutogradeSettings,
-        autograde_cohort,
-        autograde_problems,
-        collect_course,
-        write_log,
-    )
     from autograder.term.course import course_db_url, course_source
-    from autograder.units.dask import Cluster
 
     course, data_dir = Path(args.course).resolve(), Path(args.data_dir).resolve()
     for path, what in ((course / "submitted", "the course's submitted/ folder"),
@@ -280,7 +271,8 @@ def _autograde(args) -> int:
             print(f"error: no submission for {', '.join(map(repr, missing))} in {course / 'submitted'}",
                   file=sys.stderr)
             return 2
-    refused = _refuse_unconfined(confinement.status(), args.unconfined, "autograde")
+    unconfined = confinement.status()
+    refused = _refuse_unconfined(unconfined, args.unconfined, "autograde")
     if refused is not None:
         return refused
     from autograder.nbgrader_glue.setup import course_grading_problem
@@ -289,6 +281,23 @@ def _autograde(args) -> int:
     if problem:
         print(f"error: refusing to autograde: {problem}", file=sys.stderr)
         return 2
+    from autograder.nbgrader_glue.zygote_server import template_preload
+
+    # nbgrader's autograde kernels' template (autograder.nbgrader_glue.zygote: the sandbox server's python -m)
+    start_early(AUTOGRADE_COMMAND_PRELOAD, [(template_preload(autograde=True), False)] * (unconfined is None),
+                 args.scheduler)
+    from autograder.collecting.flags import cohort_flags
+    from autograder.collecting.near_copies import dev_gold
+    from autograder.exports.csv_safe import write_csv
+    from autograder.exports.step_summary import print_summary
+    from autograder.nbgrader_glue.autograde import (
+        AutogradeSettings,
+        autograde_cohort,
+        autograde_problems,
+        collect_course,
+        write_log,
+    )
+    from autograder.units.dask import Cluster
     cohort = collect_course(course, args.assignment, args.student)
     for folder in cohort.refused:  # said before any grading starts; these are not autograded
         print(f"refused: 'submitted/{folder.shown}' cannot be a student id: {folder.why}", file=sys.stderr)

@@ -129,3 +129,10 @@ def collections_of_own() -> tuple[int, bool, bool]:
         return gc.get_freeze_count(), kept, ref() is None
     finally:
         gc.enable()
+
+
+def imported(name: str) -> bool:
+    """Is module ``name`` imported in this unit (preloaded by its fork server: the unit never imports it)?"""
+    import sys
+
+    return name in sys.modules

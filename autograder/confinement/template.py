@@ -17,7 +17,8 @@ job sees is bubblewrap's own sandbox: ``tests/autograder/confinement/test_templa
 The template runs in a mount namespace of its own with an empty /tmp (the sandboxes' HOME and MPLCONFIGDIR): nothing
 anyone left in the host's /tmp reaches its imports. It listens on a socket in a folder only root can reach (``ROOT``),
 one per interpreter, preload, flags, environment and server file, so every grading process of a checkout shares it;
-the first job that finds none starts it (under a lock), and it ends after ``IDLE_SECONDS`` without a job. Where it
+the first job that finds none starts it (under a lock; ``autograder grade`` starts it at its own start, ``warm``),
+and it ends after ``IDLE_SECONDS`` without a job. Where it
 cannot start or answer, the job starts its own interpreter as before and says so in its log. ``GRADING_FRESH_JOBS=1``
 makes every job, and every kernel sandbox, start its own (a comparison's other arm).
 """
@@ -54,6 +55,23 @@ CLONE_NEWNS, MS_BIND, MS_REC, MS_PRIVATE = 0x00020000, 0x1000, 0x4000, 1 << 18  
 
 class TemplateError(RuntimeError):
     """The template could not start or take this job: the job starts its own interpreter instead."""
+
+
+def job_template(preload: tuple[str, ...] = PRELOAD, isolated: bool = True) -> Path:
+    """The socket of the template jobs start from (every sandbox's own environment), started if none serves yet."""
+    return ensure(sandbox_environment(bwrap_argv([], Mounts(), Limits())), preload, isolated)
+
+
+def warm(preload: tuple[str, ...] = PRELOAD, isolated: bool = True) -> subprocess.Popen | None:
+    """Start the template of ``preload`` and ``isolated`` now, in a process of its own, so that it imports torch while
+    the command does its own start-up (on another core), not while its first jobs wait; None where jobs start no
+    template. The process only calls ``job_template``: a template that cannot start is said by the first job, as
+    before."""
+    if not wanted():
+        return None
+    code = f"from autograder.confinement.template import job_template; job_template({preload!r}, {isolated!r})"
+    return subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd="/")
 
 
 def wanted() -> bool:
@@ -254,7 +272,7 @@ def start_in_sandbox(sandbox_argv: list[str], descriptors: dict[int, int], argv:
     read_status, write_status = os.pipe()
     holder = None
     try:
-        sock = ensure(sandbox_environment(bwrap_argv([], Mounts(), Limits())), preload, isolated)
+        sock = job_template(preload, isolated)
         holder = subprocess.Popen(holder_command, stdin=read_status, stdout=output, stderr=output, cwd=cwd, env=env,
                                   preexec_fn=preexec, start_new_session=True)
         os.close(read_status)

@@ -173,6 +173,16 @@ def _context(preload: tuple[str, ...]):
     return context
 
 
+def start_fork_server(preload: tuple[str, ...]) -> None:
+    """Start this process's fork server now, with ``preload`` and every step's registered so far, so that it imports
+    them while the command does its own start-up (on another core), not while its first unit waits. What a step
+    registers later joins no more: ``preload`` names it."""
+    import multiprocessing.forkserver
+
+    _context(preload)
+    multiprocessing.forkserver.ensure_running()
+
+
 def _allow_children() -> None:
     """Let a daemonic process (a Dask worker) start units: multiprocessing refuses a daemon's
     children as it could not clean them up, but a unit ends with its requester by itself."""

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -236,3 +237,25 @@ def test_a_template_jobs_collections_skip_the_preload_and_still_collect_its_own(
     assert seen["1"][0] == 0 and seen["0"][0] > 100_000, seen  # torch's and the rest's objects, frozen
     for fresh, (_, kept, freed, collected) in seen.items():
         assert kept and freed and collected >= 1, (fresh, seen)  # a cycle outlives its last name; collect frees it
+
+
+def test_warm_starts_the_template_a_job_then_finds_serving(monkeypatch):
+    """Does ``warm`` start, in a process of its own, the very template (same key) a job of that preload then connects
+    to without starting another, and nothing where jobs start no template?"""
+    preload = ("colorsys", "torch")  # a template of this test's own: no other test's job shares it
+    monkeypatch.setenv(template.FRESH_VARIABLE, "0")
+    helper, sock = template.warm(preload), None
+    try:
+        assert helper.wait(timeout=template.READY_SECONDS) == 0
+        start = time.monotonic()
+        sock = template.job_template(preload)
+        assert time.monotonic() - start < 1 and template.connectable(sock, socket.SOCK_SEQPACKET)
+    finally:
+        for pid in filter(str.isdigit, os.listdir("/proc") if sock else ()):  # this test's template ends now
+            try:
+                if str(sock).encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    monkeypatch.setenv(template.FRESH_VARIABLE, "1")
+    assert template.warm(preload) is None

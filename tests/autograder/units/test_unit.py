@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -101,3 +103,17 @@ def test_a_unit_dies_with_the_process_that_asked_for_it(tmp_path):
     requester.send_signal(signal.SIGKILL)
     requester.wait()
     assert _ends(int(pid_file.read_text())), "the unit's child outlived the process that asked for the unit"
+
+
+def test_a_fork_server_started_early_preloads_what_it_was_given_for_every_later_unit():
+    """Does ``start_fork_server`` start the fork server at once, preloading the modules it names (not only those
+    registered so far), so that a later unit finds them imported?"""
+    code = ("import sys, time; from autograder.units.unit import start_fork_server, run_unit\n"
+            "from autograder.units.limits import UnitLimits\nimport multiprocessing.forkserver as f\n"
+            "import unit_work\n"
+            "start_fork_server(('colorsys',))\nassert f._forkserver._forkserver_pid is not None\n"
+            "assert 'colorsys' not in sys.modules\n"
+            "print(run_unit(unit_work.imported, ('colorsys',), UnitLimits(seconds=30, memory_mb=512)).value)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(unit_work.__file__).parent)})
+    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr[-2000:]

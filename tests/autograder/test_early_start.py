@@ -1,0 +1,32 @@
+"""The early start: the fork servers and templates the grading commands start before their own imports."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from autograder.early_start import AUTOGRADE_COMMAND_PRELOAD, GRADE_COMMAND_PRELOAD
+
+# the modules each command imports after its early start (autograder/__main__.py's _grade and _autograde)
+COMMAND_MODULES = {
+    "grade": ("autograder.grading.folder", "autograder.grading.results", "autograder.units.dask"),
+    "autograde": ("autograder.nbgrader_glue.setup", "autograder.nbgrader_glue.zygote_server",
+                  "autograder.collecting.flags", "autograder.collecting.near_copies", "autograder.exports.csv_safe",
+                  "autograder.exports.step_summary", "autograder.nbgrader_glue.autograde", "autograder.units.dask"),
+}
+
+
+def _registered(modules: tuple[str, ...]) -> list[str]:
+    """What importing ``modules`` in a fresh interpreter registers for the fork server."""
+    code = (f"import importlib\nfor m in {modules!r}: importlib.import_module(m)\n"
+            "import json; from autograder.units.unit import PRELOADS; print(json.dumps(sorted(PRELOADS)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("command, early", [("grade", GRADE_COMMAND_PRELOAD), ("autograde", AUTOGRADE_COMMAND_PRELOAD)])
+def test_the_early_fork_server_preloads_what_the_commands_modules_register(command, early):
+    """Does each command's early fork server import exactly what its steps would have it import?"""
+    assert sorted(early) == _registered(COMMAND_MODULES[command])
