@@ -16,6 +16,10 @@ AUTOGRADE_COMMAND_PRELOAD = ("IPython.paths", "autograder.collecting.cohort", "a
                              "autograder.units.unit", "nbgrader.apps.autogradeapp", "torch")
 
 
+# the template helpers started (kept so that none is collected while it runs, which would warn; each ends in seconds)
+_WARMING: list = []
+
+
 def start_early(preload: tuple[str, ...], templates: list[tuple[tuple[str, ...], bool]],
                 scheduler: str | None) -> None:
     """Where a command's units run here: start its fork server (``preload``) and its sandboxes' ``templates`` (preload,
@@ -28,4 +32,4 @@ def start_early(preload: tuple[str, ...], templates: list[tuple[tuple[str, ...],
 
     start_fork_server(preload)
     for modules, isolated in templates:
-        template.warm(modules, isolated)
+        _WARMING.append(template.warm(modules, isolated))

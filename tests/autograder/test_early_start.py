@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from autograder import early_start
 from autograder.early_start import AUTOGRADE_COMMAND_PRELOAD, GRADE_COMMAND_PRELOAD
 
 # the modules each command imports after its early start (autograder/__main__.py's _grade and _autograde)
@@ -30,3 +31,21 @@ def _registered(modules: tuple[str, ...]) -> list[str]:
 def test_the_early_fork_server_preloads_what_the_commands_modules_register(command, early):
     """Does each command's early fork server import exactly what its steps would have it import?"""
     assert sorted(early) == _registered(COMMAND_MODULES[command])
+
+
+def test_the_early_start_starts_nothing_for_a_scheduler_and_each_template_asked_for(monkeypatch):
+    """Does ``start_early`` leave a scheduler's commands alone (their units run on its workers), and otherwise start
+    the fork server with the command's preload and exactly the templates it names (none where jobs are unconfined)?"""
+    from autograder.confinement import template
+    from autograder.units import unit
+
+    started = []
+    monkeypatch.setattr(unit, "start_fork_server", lambda preload: started.append(("fork server", preload)))
+    monkeypatch.setattr(template, "warm", lambda preload, isolated: started.append(("template", preload, isolated)))
+    early_start.start_early(GRADE_COMMAND_PRELOAD, [(("torch",), True)], "tcp://scheduler:8786")
+    assert started == []
+    early_start.start_early(GRADE_COMMAND_PRELOAD, [(("torch",), True)], None)
+    assert started == [("fork server", GRADE_COMMAND_PRELOAD), ("template", ("torch",), True)]
+    started.clear()
+    early_start.start_early(AUTOGRADE_COMMAND_PRELOAD, [], None)
+    assert started == [("fork server", AUTOGRADE_COMMAND_PRELOAD)]
