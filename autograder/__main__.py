@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 
 from autograder.cli_paths import absolute_paths
-from autograder.early_start import AUTOGRADE_COMMAND_PRELOAD, GRADE_COMMAND_PRELOAD, start_early
+from autograder.early_start import (
+    AUTOGRADE_COMMAND_PRELOAD,
+    GRADE_COMMAND_PRELOAD,
+    REPORT_COMMAND_PRELOAD,
+    start_early,
+)
 from autograder.ownership import kept_by_owner
 from course_lib import layout
 
@@ -341,12 +346,13 @@ def _bundle(args) -> int:
 
 
 def _report(args) -> int:
-    from autograder.exports.report import explain, report_problems, summary, write_report
-
     if not Path(args.course).is_dir():
         print(f"error: {args.course} is not a folder", file=sys.stderr)
         return 2
+    start_early(REPORT_COMMAND_PRELOAD, [], None)  # its units (a student each) read the gradebook here
     from nbgrader.api import MissingEntry
+
+    from autograder.exports.report import explain, report_problems, summary, write_report
 
     try:
         totals, reasons = explain(args.course, args.assignment, args.db,

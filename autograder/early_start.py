@@ -2,18 +2,20 @@
 
 ``autograder grade`` and ``autograder autograde`` each import torch (and nbgrader), then their units' fork server
 imports them again, then the first job or kernel waits while its template imports them a third time: three imports
-of a few seconds, one after another, before the first student's work, on a machine with cores to spare. Started here
-first, they share the cores (issue 50 item 8: benchmarks/FINDINGS.md).
+of a few seconds, one after another, before the first student's work, on a machine with cores to spare (``report``:
+two, of nbgrader's gradebook). Started here first, they share the cores (issue 50 item 8: benchmarks/FINDINGS.md).
 """
 from __future__ import annotations
 
-# what the grade and autograde commands' modules register for their fork servers (autograder.units.stage), named
-# here so that each starts before they are imported (tests/autograder/test_early_start.py holds them equal)
+# what the grade, autograde and report commands' modules register for their fork servers (autograder.units.stage),
+# named here so that each starts before they are imported (tests/autograder/test_early_start.py holds them equal)
 GRADE_COMMAND_PRELOAD = ("autograder.collecting.cohort", "autograder.exports.outputs", "autograder.grading.cohort",
                          "autograder.grading.grade", "autograder.units.unit", "torch", "torch._dynamo")
 AUTOGRADE_COMMAND_PRELOAD = ("IPython.paths", "autograder.collecting.cohort", "autograder.nbgrader_glue.autograde",
                              "autograder.nbgrader_glue.autograde_warmup", "autograder.nbgrader_glue.one_student",
                              "autograder.units.unit", "nbgrader.apps.autogradeapp", "torch")
+REPORT_COMMAND_PRELOAD = ("autograder.exports.gradebook_ready", "autograder.exports.report", "autograder.units.unit",
+                          "sqlalchemy.dialects.postgresql.psycopg2", "sqlalchemy.dialects.sqlite.pysqlite")
 
 
 # the template helpers started (kept so that none is collected while it runs, which would warn; each ends in seconds)

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from autograder import early_start
-from autograder.early_start import AUTOGRADE_COMMAND_PRELOAD, GRADE_COMMAND_PRELOAD
+from autograder.early_start import AUTOGRADE_COMMAND_PRELOAD, GRADE_COMMAND_PRELOAD, REPORT_COMMAND_PRELOAD
 
 # the modules each command imports after its early start (autograder/__main__.py's _grade and _autograde)
 COMMAND_MODULES = {
@@ -16,6 +16,7 @@ COMMAND_MODULES = {
     "autograde": ("autograder.nbgrader_glue.setup", "autograder.nbgrader_glue.zygote_server",
                   "autograder.collecting.flags", "autograder.collecting.near_copies", "autograder.exports.csv_safe",
                   "autograder.exports.step_summary", "autograder.nbgrader_glue.autograde", "autograder.units.dask"),
+    "report": ("autograder.exports.report", "nbgrader.api", "autograder.exports.step_summary", "autograder.term.late"),
 }
 
 
@@ -27,7 +28,8 @@ def _registered(modules: tuple[str, ...]) -> list[str]:
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("command, early", [("grade", GRADE_COMMAND_PRELOAD), ("autograde", AUTOGRADE_COMMAND_PRELOAD)])
+@pytest.mark.parametrize("command, early", [("grade", GRADE_COMMAND_PRELOAD), ("autograde", AUTOGRADE_COMMAND_PRELOAD),
+                                            ("report", REPORT_COMMAND_PRELOAD)])
 def test_the_early_fork_server_preloads_what_the_commands_modules_register(command, early):
     """Does each command's early fork server import exactly what its steps would have it import?"""
     assert sorted(early) == _registered(COMMAND_MODULES[command])
