@@ -11,7 +11,7 @@
     release/         the student copy
     __main__.py      the CLI: python -m autograder grade|autograde|report|bundle|similarity|inbound
     cli_paths.py     the CLI's paths, read against the folder it is typed in
-    early_start.py   the fork server and templates grade and autograde start before their own imports
+    early_start.py   what grade, autograde and report start before their own imports: fork server, templates
     ownership.py     what a root command writes in the instructor's folder stays the instructor's
 Each package's docstring says what it owns and may import (tests/autograder/test_architecture.py).
 """

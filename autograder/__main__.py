@@ -290,7 +290,7 @@ def _autograde(args) -> int:
 
     # nbgrader's autograde kernels' template (autograder.nbgrader_glue.zygote: the sandbox server's python -m)
     start_early(AUTOGRADE_COMMAND_PRELOAD, [(template_preload(autograde=True), False)] * (unconfined is None),
-                 args.scheduler)
+                args.scheduler)
     from autograder.collecting.flags import cohort_flags
     from autograder.collecting.near_copies import dev_gold
     from autograder.exports.csv_safe import write_csv
@@ -303,6 +303,7 @@ def _autograde(args) -> int:
         write_log,
     )
     from autograder.units.dask import Cluster
+
     cohort = collect_course(course, args.assignment, args.student)
     for folder in cohort.refused:  # said before any grading starts; these are not autograded
         print(f"refused: 'submitted/{folder.shown}' cannot be a student id: {folder.why}", file=sys.stderr)

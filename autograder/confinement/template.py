@@ -17,10 +17,10 @@ job sees is bubblewrap's own sandbox: ``tests/autograder/confinement/test_templa
 The template runs in a mount namespace of its own with an empty /tmp (the sandboxes' HOME and MPLCONFIGDIR): nothing
 anyone left in the host's /tmp reaches its imports. It listens on a socket in a folder only root can reach (``ROOT``),
 one per interpreter, preload, flags, environment and server file, so every grading process of a checkout shares it;
-the first job that finds none starts it (under a lock; ``autograder grade`` starts it at its own start, ``warm``),
-and it ends after ``IDLE_SECONDS`` without a job. Where it
-cannot start or answer, the job starts its own interpreter as before and says so in its log. ``GRADING_FRESH_JOBS=1``
-makes every job, and every kernel sandbox, start its own (a comparison's other arm).
+the first job that finds none starts it (under a lock; ``autograder grade`` and ``autograde`` start theirs as they
+start, ``warm``), and it ends after ``IDLE_SECONDS`` without a job. Where it cannot start or answer, the job starts its
+own interpreter as before and says so in its log. ``GRADING_FRESH_JOBS=1`` makes every job, and every kernel sandbox,
+start its own (a comparison's other arm).
 """
 from __future__ import annotations
 
@@ -69,7 +69,10 @@ def warm(preload: tuple[str, ...] = PRELOAD, isolated: bool = True) -> subproces
     before."""
     if not wanted():
         return None
-    code = f"from autograder.confinement.template import job_template; job_template({preload!r}, {isolated!r})"
+    # this checkout's grader first on the path, as the command has it (-I: nothing of the working folder's or user's)
+    checkout = str(Path(__file__).resolve().parents[2])
+    code = (f"import sys; sys.path.insert(0, {checkout!r})\n"
+            f"from autograder.confinement.template import job_template; job_template({preload!r}, {isolated!r})")
     return subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, cwd="/")
 
