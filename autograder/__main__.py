@@ -212,7 +212,7 @@ def _grade(args) -> int:
     refused = _refuse_unconfined(problem, args.unconfined, "grade")
     if refused is not None:
         return refused
-    start_early(GRADE_COMMAND_PRELOAD, [(template.PRELOAD, True)] * (problem is None), args.scheduler)
+    start_early(GRADE_COMMAND_PRELOAD, [(template.PRELOAD, True)] if problem is None else [], args.scheduler)
     from autograder.grading.folder import grade_folder, summary_table
     from autograder.grading.results import settings_for
     from autograder.units.dask import Cluster
@@ -289,7 +289,7 @@ def _autograde(args) -> int:
     from autograder.nbgrader_glue.zygote_server import template_preload
 
     # nbgrader's autograde kernels' template (autograder.nbgrader_glue.zygote: the sandbox server's python -m)
-    start_early(AUTOGRADE_COMMAND_PRELOAD, [(template_preload(autograde=True), False)] * (unconfined is None),
+    start_early(AUTOGRADE_COMMAND_PRELOAD, [(template_preload(autograde=True), False)] if unconfined is None else [],
                 args.scheduler)
     from autograder.collecting.flags import cohort_flags
     from autograder.collecting.near_copies import dev_gold

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from autograder.confinement.limits import Limits
 from autograder.confinement.sandbox import Mounts, bwrap_argv, python_paths
+from course_lib.layout import REPO
 
 SERVER = Path(__file__).with_name("template_server.py")
 ROOT = Path("/run/course-grading-templates")  # root only: each template's socket, lock and log
@@ -70,8 +71,7 @@ def warm(preload: tuple[str, ...] = PRELOAD, isolated: bool = True) -> subproces
     if not wanted():
         return None
     # this checkout's grader first on the path, as the command has it (-I: nothing of the working folder's or user's)
-    checkout = str(Path(__file__).resolve().parents[2])
-    code = (f"import sys; sys.path.insert(0, {checkout!r})\n"
+    code = (f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
             f"from autograder.confinement.template import job_template; job_template({preload!r}, {isolated!r})")
     return subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, cwd="/")
