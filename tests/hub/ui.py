@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 
@@ -107,14 +108,23 @@ def replace_cell_source(page, index: int, source: str) -> None:
     page.keyboard.press("Escape")  # command mode: the next keys are not typed into the cell
 
 
-def save(page) -> None:
+def save(page, attempts: int = 3) -> None:
     """File > Save, as Ctrl+S; wait for the server's answer to the save, then for the tab to show no unsaved changes.
 
-    (The server writes the file in place, so reading it before the answer may find it empty.)"""
-    page.locator(".lm-DockPanel .lm-TabBar-tab.lm-mod-current").click()  # the notebook has the keyboard
-    with page.expect_response(lambda r: r.request.method == "PUT" and "/api/contents/" in r.url, timeout=60_000):
-        page.keyboard.press("Control+s")
-    page.locator(".lm-DockPanel .lm-TabBar-tab.lm-mod-current.jp-mod-dirty").wait_for(state="detached")
+    (The server writes the file in place, so reading it before the answer may find it empty.) A notebook just opened
+    may turn dirty again right after its save, when its new kernel reports the notebook's language (JupyterLab writes
+    that into the metadata): then save again, as the student who sees the tab's dot would."""
+    dirty = page.locator(".lm-DockPanel .lm-TabBar-tab.lm-mod-current.jp-mod-dirty")
+    for attempt in range(1, attempts + 1):
+        page.locator(".lm-DockPanel .lm-TabBar-tab.lm-mod-current").click()  # the notebook has the keyboard
+        with page.expect_response(lambda r: r.request.method == "PUT" and "/api/contents/" in r.url, timeout=60_000):
+            page.keyboard.press("Control+s")
+        try:
+            dirty.wait_for(state="detached", timeout=15_000)
+            return
+        except PlaywrightTimeoutError:
+            if attempt == attempts:
+                raise
 
 
 def validate(page) -> tuple[bool, str]:
