@@ -1,23 +1,36 @@
 """The early start: the fork servers and templates the grading commands start before their own imports."""
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import autograder.__main__
 from autograder import early_start
 from autograder.early_start import AUTOGRADE_COMMAND_PRELOAD, GRADE_COMMAND_PRELOAD, REPORT_COMMAND_PRELOAD
 
-# the modules each command imports after its early start (autograder/__main__.py's _grade and _autograde)
-COMMAND_MODULES = {
-    "grade": ("autograder.grading.folder", "autograder.grading.results", "autograder.units.dask"),
-    "autograde": ("autograder.nbgrader_glue.setup", "autograder.nbgrader_glue.zygote_server",
-                  "autograder.collecting.flags", "autograder.collecting.near_copies", "autograder.exports.csv_safe",
-                  "autograder.exports.step_summary", "autograder.nbgrader_glue.autograde", "autograder.units.dask"),
-    "report": ("autograder.exports.report", "nbgrader.api", "autograder.exports.step_summary", "autograder.term.late"),
-}
+COMMANDS = {"grade": "_grade", "autograde": "_autograde", "report": "_report"}  # __main__'s function of each
+
+
+def _command_modules(command: str) -> tuple[str, ...]:
+    """Every module ``python -m autograder <command>`` imports by name, read from autograder/__main__.py: its own
+    imports, those of ``main`` and of its helpers, and those of the command's function (so a new import there that
+    registers a fork server preload fails the test below)."""
+    tree = ast.parse(Path(autograder.__main__.__file__).read_text(encoding="utf-8"))
+    functions = [f for f in tree.body if isinstance(f, ast.FunctionDef)]
+    # the other commands' functions (each takes the parsed ``args`` alone) are not run
+    others = {f.name for f in functions if [a.arg for a in f.args.args] == ["args"]} - {COMMANDS[command]}
+    assert COMMANDS[command] in {f.name for f in functions} and len(others) >= 2, others
+    nodes = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    nodes += [n for f in functions if f.name not in others for n in ast.walk(f)]
+    modules = [alias.name for n in nodes if isinstance(n, ast.Import) for alias in n.names]
+    modules += [n.module for n in nodes if isinstance(n, ast.ImportFrom) and n.module and n.level == 0]
+    assert modules, command
+    return tuple(dict.fromkeys(modules))
 
 
 def _registered(modules: tuple[str, ...]) -> list[str]:
@@ -32,7 +45,7 @@ def _registered(modules: tuple[str, ...]) -> list[str]:
                                             ("report", REPORT_COMMAND_PRELOAD)])
 def test_the_early_fork_server_preloads_what_the_commands_modules_register(command, early):
     """Does each command's early fork server import exactly what its steps would have it import?"""
-    assert sorted(early) == _registered(COMMAND_MODULES[command])
+    assert sorted(early) == _registered(_command_modules(command))
 
 
 def test_the_early_start_starts_nothing_for_a_scheduler_and_each_template_asked_for(monkeypatch):
