@@ -292,12 +292,31 @@ def main(argv: list[str]) -> None:
     os.chmod(path + ".new", 0o600)
     listener.listen(64)
     os.rename(path + ".new", path)  # only a listening socket is ever at the path
+    served = os.stat(path).st_ino
     print("ready", flush=True)
     serve(listener, idle_seconds)
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    tidy(listener, path, served)
+
+
+def tidy(listener: socket.socket, path: str, served: int) -> None:
+    """At the idle end, under the starters' lock: stop listening, and take this key's socket, log and lock out of the
+    templates' folder (a course machine starts one key after another over a term: each update of the grader, each
+    interpreter). Where another template serves at the path by then, its files stay. A starter that opened the lock
+    before it went opens it again (``template.ensure``)."""
+    base = path[: -len(".sock")]
+    with open(base + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        listener.close()
+        try:
+            ours = os.stat(path).st_ino == served
+        except FileNotFoundError:
+            ours = True
+        if ours:
+            for name in (path, base + ".log", base + ".lock"):
+                try:
+                    os.unlink(name)
+                except FileNotFoundError:
+                    pass
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Jobs started from the class-wide template: the same sandbox bubblewrap gives a job of its own, and a way back."""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -259,3 +260,48 @@ def test_warm_starts_the_template_a_job_then_finds_serving(monkeypatch):
                 pass
     monkeypatch.setenv(template.FRESH_VARIABLE, "1")
     assert template.warm(preload) is None
+
+
+def test_a_template_at_its_idle_end_takes_its_files_away_and_the_next_job_starts_another(tmp_path, monkeypatch):
+    """Does a template that ends idle leave nothing of its key (socket, lock, log) in the templates' folder, so that a
+    term of updates does not fill it, and does the next job then start one template anew?"""
+    root = Path(tempfile.mkdtemp(prefix="tpl-", dir="/run"))
+    monkeypatch.setattr(template, "ROOT", root)
+    monkeypatch.setattr(template, "IDLE_SECONDS", 2.0)
+    monkeypatch.setenv(template.FRESH_VARIABLE, "0")
+    try:
+        sock = template.job_template(("colorsys",))
+        assert sorted(p.suffix for p in root.iterdir()) == [".lock", ".log", ".sock"]
+        deadline = time.monotonic() + 60
+        while _templates(root) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _templates(root) and list(root.iterdir()) == []
+        again = template.job_template(("colorsys",))
+        assert again == sock and template.connectable(again, socket.SOCK_SEQPACKET) and len(_templates(root)) == 1
+    finally:
+        _kill(_templates(root))
+        shutil.rmtree(root)
+
+
+def test_a_starter_waiting_on_a_lock_the_template_took_away_locks_the_new_one(tmp_path):
+    """When a starter waits on a key's lock while the ending template holds it and removes the file, does the starter
+    then hold a lock file that is at the path (so a third starter waits on the same one), not the removed one?"""
+    path = tmp_path / "key.lock"
+    ending = open(path, "a")
+    fcntl.flock(ending, fcntl.LOCK_EX)
+    entered = threading.Event()
+    held = {}
+
+    def starter() -> None:
+        with template._locked(path):
+            held["at the path"] = path.exists()
+            entered.set()
+
+    thread = threading.Thread(target=starter)
+    thread.start()
+    time.sleep(0.3)
+    assert not entered.is_set()  # waiting on the ending template's lock
+    path.unlink()  # the template's tidy, under its lock
+    ending.close()
+    thread.join(10)
+    assert held == {"at the path": True}
