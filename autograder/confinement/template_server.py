@@ -300,9 +300,9 @@ def main(argv: list[str]) -> None:
 
 def tidy(listener: socket.socket, path: str, served: int) -> None:
     """At the idle end, under the starters' lock: stop listening, and take this key's socket, log and lock out of the
-    templates' folder (a course machine starts one key after another over a term: each update of the grader, each
-    interpreter). Where another template serves at the path by then, its files stay. A starter that opened the lock
-    before it went opens it again (``template.ensure``)."""
+    templates' folder (a course machine meets new keys over a term: another interpreter, another version of this
+    server or of a preload). Where another template serves at the path by then, its files stay. A starter that
+    opened the lock before it went opens it again (``template.ensure``)."""
     base = path[: -len(".sock")]
     with open(base + ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
