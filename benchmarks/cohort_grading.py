@@ -21,7 +21,9 @@ all in it, since the grader moves its jobs and sandboxes only in the memory, pid
 CPU seconds are its own, whatever else the machine runs; its wall time is not (``--serial`` of the students on one
 core with ``--workers 1``, then the whole class on ``--workers`` cores). Every student must end with full marks in
 ``grades.csv``, eight feedback pages and one total in nbgrader's export, else the timing is not of a real grading.
-``--audit N`` then times ``grade --audit all`` of N students on one worker and on ``--workers``.
+``--audit N`` then times ``grade --audit all`` of N students on one worker and on ``--workers``. ``--one-process``
+runs the same steps in one process instead (``one_process_workflow.py``), timed as one step, with each step's lines
+from its log: what the commands' own starts cost.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ COHORT = 500  # the projected cohort
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 WHEN = "2026-11-20 10:00:00.000000 UTC"  # every hand-in's time (before the collect; no due date is set)
 GOAL_CPU, GOAL_SPEEDUP = 8.0, 1.9  # issue 50's goals: CPU-s of the whole workflow a student, speedup on 2 workers
+ONE_PROCESS = Path(__file__).with_name("one_process_workflow.py")  # --one-process: every step in one process
 
 
 @dataclass
@@ -189,14 +192,21 @@ def _check(course: Path, students: int) -> str:
 
 
 def workflow(root: Path, students: int, runs: list[Path], world: Path, answers: Path, db: str | None,
-             workers: int, cpus: set[int]) -> list[Timed]:
-    """The whole workflow on a fresh course of ``students``, ``workers`` at a time on ``cpus``; each step's cost."""
+             workers: int, cpus: set[int], one_process: bool = False) -> list[Timed]:
+    """The whole workflow on a fresh course of ``students``, ``workers`` at a time on ``cpus``; each step's cost (with
+    ``one_process``, the one process's, and its steps' lines)."""
     course, url = _course(root, students, runs, db)
     log = root / "commands.log"
     costs = []
-    for name, argv in _steps(world, answers, url, workers, db is not None):
+    steps = ([("one process", [sys.executable, str(ONE_PROCESS), str(world), str(answers), url, str(workers)])]
+             if one_process else _steps(world, answers, url, workers, db is not None))
+    for name, argv in steps:
         costs.append(timed(name, argv, course, cpus, log))
         print(f"    {name:<18} {costs[-1].cpu:7.1f} CPU-s {costs[-1].wall:7.1f} s", flush=True)
+    if one_process:
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("STEP "):
+                print(f"      {line[5:]}", flush=True)
     print(f"  {students} students on {len(cpus)} core(s), --workers {workers}: each at full marks, 8 pages, "
           f"export total {_check(course, students)}", flush=True)
     return costs
@@ -254,7 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--audit", type=int, default=0, metavar="N",
                         help="then time `grade --audit all` of N students on 1 worker and on --workers")
     parser.add_argument("--keep", action="store_true", help="keep the generated courses (their path is printed)")
+    parser.add_argument("--one-process", action="store_true",
+                        help="run every step in one process (one_process_workflow.py) instead of the docs' commands")
     args = parser.parse_args(argv)
+    if args.one_process and args.db:
+        parser.error("--one-process grades into each course's own SQLite gradebook: leave out --db")
     if not (CPUACCT / "cpuacct.usage").is_file():
         sys.exit(f"needs cgroup v1's cpuacct controller at {CPUACCT} (and root)")
     cores = sorted(os.sched_getaffinity(0))
@@ -269,10 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="cohort-bench-"))
     root.chmod(0o755)
     try:
-        serial = workflow(root / "serial", args.serial, runs, world, answers, args.db, 1, set(cores[:1])) \
-            if args.serial else []
+        serial = workflow(root / "serial", args.serial, runs, world, answers, args.db, 1, set(cores[:1]),
+                          args.one_process) if args.serial else []
         parallel = workflow(root / "parallel", args.students, runs, world, answers, args.db, args.workers,
-                            set(cores[:args.workers]))
+                            set(cores[:args.workers]), args.one_process)
         if serial:
             _table(serial, parallel, args.serial, args.students, args.workers)
         if args.audit:
