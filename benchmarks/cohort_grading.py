@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -198,8 +199,9 @@ def workflow(root: Path, students: int, runs: list[Path], world: Path, answers: 
     course, url = _course(root, students, runs, db)
     log = root / "commands.log"
     costs = []
-    steps = ([("one process", [sys.executable, str(ONE_PROCESS), str(world), str(answers), url, str(workers)])]
-             if one_process else _steps(world, answers, url, workers, db is not None))
+    steps = _steps(world, answers, url, workers, db is not None)
+    if one_process:  # the very same commands, run by one process
+        steps = [("one process", [sys.executable, str(ONE_PROCESS), json.dumps(steps)])]
     for name, argv in steps:
         costs.append(timed(name, argv, course, cpus, log))
         print(f"    {name:<18} {costs[-1].cpu:7.1f} CPU-s {costs[-1].wall:7.1f} s", flush=True)

@@ -1,22 +1,23 @@
 """The instructor's whole workflow in one process: what the seven commands' own starts cost (a study, not a tool).
 
-    python benchmarks/one_process_workflow.py WORLD ANSWERS GRADEBOOK_URL WORKERS   (in a course folder)
+    python benchmarks/one_process_workflow.py STEPS_JSON   (in a course folder; STEPS_JSON: [[name, argv], ...])
 
-``cohort_grading.py --one-process`` runs it on its fresh courses. Each step is the docs' command run in this process:
-nbgrader's through ``NbGraderAPI`` and ``ExportApp`` (as formgrader runs them), the course's through
-``autograder.__main__.main``; one units' fork server, started first, preloads every step's modules (each command's
-early preload, release_feedback's, and the feedback pages' with their warm-up). Prints a ``STEP`` line per step:
-its wall time and, inside cohort_grading's ``cpuacct`` group, the CPU seconds the group used meanwhile.
+``cohort_grading.py --one-process`` runs it on its fresh courses with its own steps (``cohort_grading._steps``), each
+command run in this process: nbgrader's through ``NbGraderAPI`` and ``ExportApp`` (as formgrader runs them), the
+course's (``python -m autograder ...``) through ``autograder.__main__.main``; one units' fork server, started first,
+preloads every step's modules (each command's early preload, release_feedback's, and the feedback pages' with their
+warm-up). Prints a ``STEP`` line per step: its wall time and, inside cohort_grading's ``cpuacct`` group, the CPU
+seconds the group used meanwhile.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 from pathlib import Path
 
-CPUACCT = Path("/sys/fs/cgroup/cpuacct")
-PRESET = "smoke"  # cohort_grading's
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1, where cohort_grading times each step
 
 
 def _group_cpu() -> float | None:
@@ -30,7 +31,7 @@ def _group_cpu() -> float | None:
 
 
 def main(argv: list[str]) -> int:
-    world, answers, url, workers = argv
+    (steps,) = argv
     start = time.perf_counter()
     from autograder.early_start import AUTOGRADE_COMMAND_PRELOAD, GRADE_COMMAND_PRELOAD, REPORT_COMMAND_PRELOAD
     from autograder.nbgrader_glue.feedback import PAGE_PRELOAD, PAGE_WARMUP
@@ -51,27 +52,23 @@ def main(argv: list[str]) -> int:
     api = NbGraderAPI(CourseDirectory(config=app.config), config=app.config)
     print(f"STEP {'start':<18} {time.perf_counter() - start:7.2f} s {_group_cpu() or 0:7.2f} CPU-s", flush=True)
 
-    def export() -> int:
+    def export(options: list[str]) -> int:
         exporter = ExportApp(config=app.config)
-        exporter.initialize([])
+        exporter.initialize(options)
         exporter.start()
         return 0
 
-    steps = [
-        ("collect", lambda: api.collect("a5", update=True)),
-        ("autograde", lambda: commands.main(["autograde", "a5", "--workers", workers, "--preset", PRESET,
-                                             "--data-dir", world])),
-        ("grade", lambda: commands.main(["grade", "submitted/", "--out", "grades/", "--data-dir", world, "--answers",
-                                         answers, "--preset", PRESET, "--gradebook", url, "--gradescope",
-                                         "--workers", workers])),
-        ("report", lambda: commands.main(["report", ".", "--assignment", "a5", "--out", "grades/"])),
-        ("generate_feedback", lambda: api.generate_feedback("a5")),
-        ("release_feedback", lambda: api.release_feedback("a5")),
-        ("export", export),
-    ]
-    for name, run in steps:
+    # nbgrader's subcommand -> the same work through its API (the assignment is the command's last word)
+    nbgrader = {"collect": lambda a: api.collect(a[-1], update="--update" in a),
+                "generate_feedback": lambda a: api.generate_feedback(a[-1]),
+                "release_feedback": lambda a: api.release_feedback(a[-1]),
+                "export": lambda a: export(a[1:])}
+    for name, command in json.loads(steps):
         began, cpu = time.perf_counter(), _group_cpu() or 0
-        outcome = run()
+        if command[1:3] == ["-m", "autograder"]:
+            outcome = commands.main(command[3:])
+        else:  # [the nbgrader executable, subcommand, ...]
+            outcome = nbgrader[command[1]](command[1:])
         print(f"STEP {name:<18} {time.perf_counter() - began:7.2f} s {(_group_cpu() or 0) - cpu:7.2f} CPU-s",
               flush=True)
         if outcome != 0 and not (isinstance(outcome, dict) and outcome.get("success")):
