@@ -24,9 +24,7 @@ start its own (a comparison's other arm).
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import fcntl
 import hashlib
 import json
 import os
@@ -40,6 +38,7 @@ from pathlib import Path
 
 from autograder.confinement.limits import Limits
 from autograder.confinement.sandbox import Mounts, bwrap_argv, python_paths
+from autograder.confinement.template_server import locked
 from course_lib.layout import REPO
 
 SERVER = Path(__file__).with_name("template_server.py")
@@ -109,7 +108,7 @@ def ensure(environment: dict[str, str], preload: tuple[str, ...] = PRELOAD, isol
     sock = ROOT / f"{key}.sock"
     if connectable(sock, socket.SOCK_SEQPACKET):
         return sock
-    with _locked(ROOT / f"{key}.lock"):  # one template, whichever job is first
+    with locked(ROOT / f"{key}.lock"):  # one template, whichever job is first
         if connectable(sock, socket.SOCK_SEQPACKET):
             return sock
         sock.unlink(missing_ok=True)
@@ -129,25 +128,6 @@ def ensure(environment: dict[str, str], preload: tuple[str, ...] = PRELOAD, isol
                 raise TemplateError(f"the template did not start (see {ROOT / f'{key}.log'})")
             time.sleep(0.05)
     return sock
-
-
-@contextlib.contextmanager
-def _locked(path: Path):
-    """Hold the lock file at ``path``: the one still there once it is held (a template at its idle end takes its
-    key's files away under this lock, ``template_server.tidy``; a lock opened before that is no one's)."""
-    while True:
-        lock = open(path, "a")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                current = os.stat(path).st_ino == os.fstat(lock.fileno()).st_ino
-            except FileNotFoundError:
-                current = False
-            if current:
-                yield
-                return
-        finally:
-            lock.close()
 
 
 def _private_tmp(folder: str):

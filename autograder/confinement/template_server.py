@@ -29,6 +29,7 @@ With no request for IDLE_SECONDS it exits. Imports only the standard library at 
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import gc
@@ -304,8 +305,7 @@ def tidy(listener: socket.socket, path: str, served: int) -> None:
     server or of a preload). Where another template serves at the path by then, its files stay. A starter that
     opened the lock before it went opens it again (``template.ensure``)."""
     base = path[: -len(".sock")]
-    with open(base + ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locked(base + ".lock"):
         listener.close()
         try:
             ours = os.stat(path).st_ino == served
@@ -317,6 +317,23 @@ def tidy(listener: socket.socket, path: str, served: int) -> None:
                     os.unlink(name)
                 except FileNotFoundError:
                     pass
+
+
+@contextlib.contextmanager
+def locked(path):
+    """Hold the lock file at ``path``: the one still there once it is held. A template at its idle end takes its key's
+    files away under this lock (``tidy``), so a file opened before that is no one's lock; both the starters
+    (``template.ensure``) and an ending template take it this way."""
+    while True:
+        with open(path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                current = os.stat(path).st_ino == os.fstat(lock.fileno()).st_ino
+            except FileNotFoundError:
+                current = False
+            if current:
+                yield
+                return
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder import confinement
-from autograder.confinement import template
+from autograder.confinement import template, template_server
 from autograder.confinement.jobs import JobResult, run_job
 
 pytestmark = [pytest.mark.skipif(confinement.status() is not None or not template.wanted(),
@@ -293,7 +293,7 @@ def test_a_starter_waiting_on_a_lock_the_template_took_away_locks_the_new_one(tm
     held = {}
 
     def starter() -> None:
-        with template._locked(path):
+        with template_server.locked(path):
             held["at the path"] = path.exists()
             entered.set()
 
@@ -305,3 +305,35 @@ def test_a_starter_waiting_on_a_lock_the_template_took_away_locks_the_new_one(tm
     ending.close()
     thread.join(10)
     assert held == {"at the path": True}
+
+
+def test_an_ending_template_that_waited_on_a_lock_taken_away_leaves_the_next_templates_files(tmp_path):
+    """When a template at its idle end waits on its key's lock, and meanwhile another template of the key takes that
+    lock file away and a starter holds a new one while it starts a template, does the ending template wait for the
+    starter and then leave the new template's socket, log and lock where they are?"""
+    sock, log, lock = (tmp_path / f"key{suffix}" for suffix in (".sock", ".log", ".lock"))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(str(sock))
+    served = sock.stat().st_ino
+    other = open(lock, "a")  # another template's tidy, holding the key's lock
+    fcntl.flock(other, fcntl.LOCK_EX)
+    ending = threading.Thread(target=template_server.tidy, args=(listener, str(sock), served))
+    ending.start()
+    time.sleep(0.3)
+    for path in (sock, lock):  # that template takes the key's files away (this socket was at the path no more)
+        path.unlink()
+    starter = open(lock, "a")  # a starter then holds the new lock file while it starts a template
+    fcntl.flock(starter, fcntl.LOCK_EX)
+    other.close()
+    time.sleep(0.5)
+    assert ending.is_alive() and lock.exists()  # waiting on the starter's lock, which is still at the path
+    new = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    new.bind(str(sock))
+    log.write_text("the new template's log\n")
+    starter.close()
+    ending.join(10)
+    try:
+        assert not ending.is_alive()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["key.lock", "key.log", "key.sock"]
+    finally:
+        new.close()
