@@ -5,8 +5,11 @@ nbgrader opens a ``Gradebook`` in each step it takes on each notebook (a student
 compiled again. Compiling was 15% of a student's nbgrader process in autograde (py-spy, issue 50 item 8).
 ``reuse_engines`` gives nbgrader's ``Gradebook`` this process's engine for its URL. ``Gradebook.close`` still
 disposes of it: its pooled connections are closed as before (a SQLite file's lock is let go, a PostgreSQL server's
-sessions end), and the next ``Gradebook`` opens new ones through the same engine and its compiled statements. A forked
-process makes engines of its own: a pool's connections must never be shared across a fork.
+sessions end), and the next ``Gradebook`` opens new ones through the same engine and its compiled statements.
+
+A process forked after its parent made an engine (a unit from a fork server that ``gradebook_ready`` warmed) takes that
+engine with its compiled statements, and lets go of the parent's pool without closing it
+(``Engine.dispose(close=False)``, SQLAlchemy's way across a fork): a pool's connections are never shared across a fork.
 """
 from __future__ import annotations
 
@@ -15,18 +18,22 @@ import threading
 
 import sqlalchemy
 
-_ENGINES: dict[tuple, sqlalchemy.engine.Engine] = {}  # (pid, url, options) -> the engine made for them
+_ENGINES: dict[tuple, tuple[int, sqlalchemy.engine.Engine]] = {}  # (url, options) -> the pid using it, the engine
 _LOCK = threading.Lock()  # feedback's threads may open gradebooks at once
 
 
 def engine_for(url, **options) -> sqlalchemy.engine.Engine:
-    """``sqlalchemy.create_engine(url, **options)``, made once in this process for the same URL and options."""
-    key = (os.getpid(), str(url), repr(sorted(options.items())))  # (an option's value need not be hashable)
+    """``sqlalchemy.create_engine(url, **options)``, made once in this process (or in the process it was forked from)
+    for the same URL and options."""
+    key = (str(url), repr(sorted(options.items())))  # (an option's value need not be hashable)
     with _LOCK:
-        engine = _ENGINES.get(key)
-        if engine is None:
-            engine = _ENGINES[key] = sqlalchemy.create_engine(url, **options)
-        return engine
+        made = _ENGINES.get(key)
+        if made is None:
+            made = _ENGINES[key] = (os.getpid(), sqlalchemy.create_engine(url, **options))
+        elif made[0] != os.getpid():  # made before this process was forked: the parent's connections are its own
+            made[1].dispose(close=False)
+            made = _ENGINES[key] = (os.getpid(), made[1])
+        return made[1]
 
 
 def reuse_engines() -> None:

@@ -7,3 +7,11 @@ Kept apart from ``gradebook_ready`` so that naming these modules imports none of
 # installed is skipped: the fork server passes over an ImportError)
 GRADEBOOK_PRELOAD = ("autograder.exports.gradebook_ready", "sqlalchemy.dialects.sqlite.pysqlite",
                      "sqlalchemy.dialects.postgresql.psycopg2")
+# the URL of the gradebook a fork server's units will open, which ``gradebook_ready`` opens first (in the fork
+# server's environment only: ``autograder.units.unit.start_fork_server``)
+WARM_VARIABLE = "COURSE_GRADEBOOK_TO_WARM"
+
+
+def opened_first(url: str | None) -> tuple[tuple[str, ...], dict[str, str]]:
+    """What a fork server imports, and is told, to open the gradebook at ``url`` before its units (no URL: nothing)."""
+    return (GRADEBOOK_PRELOAD, {WARM_VARIABLE: url}) if url else ((), {})

@@ -39,12 +39,12 @@ from traitlets import Bool, Float, Int, Unicode
 from traitlets.utils.importstring import import_item
 
 from autograder.collecting.safe_files import shown
-from autograder.exports.gradebook_preload import GRADEBOOK_PRELOAD
+from autograder.exports.gradebook_preload import GRADEBOOK_PRELOAD, opened_first
 from autograder.exports.step_summary import Problem, log_summary
 from autograder.inside import bounded_json
 from autograder.units.limits import UnitLimits
 from autograder.units.stage import Step, preload
-from autograder.units.unit import run_unit
+from autograder.units.unit import run_unit, start_fork_server
 
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 MAX_NOTEBOOK_BYTES = 20 * 2 ** 20  # the collect step's cap on a notebook
@@ -127,12 +127,15 @@ class BoundedHTMLExporter(HTMLExporter):
 
     def _started(self, path: str, resources) -> Future:
         """The page of ``path`` being made in its unit, by the exporter's ``page_workers`` threads."""
+        step = Step("feedback page", UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb,
+                                                answer_mb=PAGE_ANSWER_MB), preload=PAGE_PRELOAD + PAGE_WARMUP)
         if self._pool is None:
+            # the fork server of this process's first pages opens their gradebook before any page's unit
+            gradebook_modules, environment = opened_first((resources or {}).get("nbgrader", {}).get("db_url"))
+            start_fork_server(step.preload + gradebook_modules, environment)
             self._pool = ThreadPoolExecutor(max_workers=self._workers(), thread_name_prefix="feedback-page")
         preprocessors = [(f"{type(pp).__module__}.{type(pp).__qualname__}", bool(getattr(pp, "enabled", True)))
                          for pp in self._preprocessors]
-        step = Step("feedback page", UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb,
-                                                answer_mb=PAGE_ANSWER_MB), preload=PAGE_PRELOAD + PAGE_WARMUP)
         args = (self.config, preprocessors, path, resources, os.getcwd())
         # the exporter's own threads run the units (as stage's do for a step's places), one each
         return self._pool.submit(run_unit, make_page, args, step.limits, step.preload)

@@ -173,14 +173,21 @@ def _context(preload: tuple[str, ...]):
     return context
 
 
-def start_fork_server(preload: tuple[str, ...]) -> None:
+def start_fork_server(preload: tuple[str, ...], environment: dict[str, str] | None = None) -> None:
     """Start this process's fork server now, with ``preload`` and every step's registered so far, so that it imports
     them while the command does its own start-up (on another core), not while its first unit waits. What a step
-    registers later joins no more: ``preload`` names it."""
+    registers later joins no more: ``preload`` names it. ``environment``: variables for the fork server's preload
+    alone, set in this process's environment only while it starts (no effect on a server already running)."""
     import multiprocessing.forkserver
 
     _context(preload)
-    multiprocessing.forkserver.ensure_running()
+    with _START:  # (one start at a time: another caller's variables are never left behind)
+        os.environ.update(environment or {})
+        try:
+            multiprocessing.forkserver.ensure_running()
+        finally:
+            for name in environment or {}:
+                os.environ.pop(name, None)
 
 
 def _allow_children() -> None:

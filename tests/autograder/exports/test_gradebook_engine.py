@@ -59,19 +59,24 @@ def test_a_closed_gradebook_lets_go_of_its_connections(tmp_path, reused):
         other.close()
 
 
-def test_a_forked_process_makes_an_engine_of_its_own(tmp_path, reused):
-    """Does a process forked after a gradebook was opened make its own engine for the same URL (a pool's connections
-    never cross a fork), and read the same gradebook through it?"""
+def test_a_forked_process_takes_the_engines_statements_and_connections_of_its_own(tmp_path, reused):
+    """Does a process forked after a gradebook was opened (a unit of a fork server that opened it first) take the
+    engine with the queries compiled, compiling none of them again, but a pool of its own (a pool's connections never
+    cross a fork); and does the parent read the gradebook through its own pool afterwards?"""
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with nbgrader.api.Gradebook(url) as gb:
         _queries(gb)
+    compiled, parents_pool = len(gb.engine._compiled_cache), gb.engine.pool
+    held = gb.engine.connect()  # a connection of the parent's pool, open across the fork
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: nothing here returns
         ok = 0
         try:
             with nbgrader.api.Gradebook(url) as child:
-                ok = int(child.engine is not gb.engine and child.find_student("ann").id == "ann")
+                _queries(child)
+                ok = int(child.engine is gb.engine and child.engine.pool is not parents_pool
+                         and len(child.engine._compiled_cache) == compiled)
         finally:
             os.write(write, bytes([ok]))
             os._exit(0)
@@ -80,7 +85,9 @@ def test_a_forked_process_makes_an_engine_of_its_own(tmp_path, reused):
     os.close(read)
     os.waitpid(pid, 0)
     assert answer == b"\x01"
-    assert gradebook_engine.engine_for(url, echo=False, future=True) is gb.engine  # the parent's own, still
+    assert held.exec_driver_sql("select count(*) from student").scalar() == 1  # the parent's connection, unharmed
+    held.close()
+    assert gradebook_engine.engine_for(url, echo=False, future=True) is gb.engine and gb.engine.pool is parents_pool
 
 
 def test_every_nbgrader_step_of_the_course_reuses_engines(tmp_path, monkeypatch):

@@ -176,3 +176,25 @@ def test_a_page_made_ahead_that_failed_fails_at_its_turn_alone(tmp_path, monkeyp
     assert "page 2" in exporter.from_filename(paths[2], resources=resources(paths[2]))[0]
     assert started == ["00", "01", "02"]
     assert [(p.student, p.act) for p in exporter.problems] == [("ada", True)]
+
+
+def test_the_first_page_starts_the_fork_server_told_the_pages_gradebook(tmp_path, monkeypatch):
+    """Does the exporter's first page start the fork server with the pages' modules and, where nbgrader names the
+    gradebook, what opens it ahead of the pages (told to the fork server alone), and no later page start it again?"""
+    from autograder.exports.gradebook_preload import GRADEBOOK_PRELOAD, WARM_VARIABLE
+    from autograder.nbgrader_glue import feedback
+    from autograder.units.unit import Outcome
+
+    started = []
+    monkeypatch.setattr(feedback, "start_fork_server", lambda preload, environment: started.append(
+        (preload, environment)))
+    monkeypatch.setattr(feedback, "run_unit", lambda fn, args, limits, preload: Outcome("<html></html>"))
+    exporter = _exporter()
+    resources = {"nbgrader": {"db_url": "sqlite:////course/gradebook.db"}}
+    for name in ("00.ipynb", "01.ipynb"):
+        exporter._started(_notebook(tmp_path, name), resources).result()
+    assert started == [(feedback.PAGE_PRELOAD + feedback.PAGE_WARMUP + GRADEBOOK_PRELOAD,
+                        {WARM_VARIABLE: "sqlite:////course/gradebook.db"})]
+    other = _exporter()
+    other._started(_notebook(tmp_path, "02.ipynb"), {}).result()  # no gradebook named: the pages' modules only
+    assert started[1:] == [(feedback.PAGE_PRELOAD + feedback.PAGE_WARMUP, {})]
