@@ -226,8 +226,11 @@ def _table(serial: list[Timed], parallel: list[Timed], n_serial: int, n_parallel
     print(f"{'whole workflow':<18} {cpu1:16.2f} {cpu2:8.2f} {w1:15.2f} {w2:6.2f} {w1 / w2:8.2f}")
     for cores in (1, 16):  # the work a student is what scales: wall time = work / cores
         print(f"projected for {COHORT} students on {cores:>2} core(s): {COHORT * cpu1 / cores / 3600:.2f} h")
-    print(f"work a student {cpu1:.1f} CPU-s (goal {GOAL_CPU:g}); speedup {w1 / w2:.2f} on {workers} workers "
-          f"(goal {GOAL_SPEEDUP:g})")
+    # each arm's own class: with --serial below --students, the two arms graded classes of two sizes
+    print(f"work a student {cpu1:.1f} CPU-s on 1 worker ({n_serial} students), {cpu2:.1f} on {workers} workers "
+          f"({n_parallel} students) (goal {GOAL_CPU:g}); speedup {w1 / w2:.2f} on {workers} workers "
+          f"(goal {GOAL_SPEEDUP:g})" + ("" if n_serial == n_parallel else
+                                       f": wall time a student of the {n_serial} against the {n_parallel}'s"))
 
 
 def _audit(root: Path, world: Path, answers: Path, runs: list[Path], students: int, workers: int) -> None:
