@@ -12,6 +12,7 @@ GRADEBOOK_PRELOAD = ("autograder.exports.gradebook_ready", "sqlalchemy.dialects.
 WARM_VARIABLE = "COURSE_GRADEBOOK_TO_WARM"
 
 
-def opened_first(url: str | None) -> tuple[tuple[str, ...], dict[str, str]]:
-    """What a fork server imports, and is told, to open the gradebook at ``url`` before its units (no URL: nothing)."""
-    return (GRADEBOOK_PRELOAD, {WARM_VARIABLE: url}) if url else ((), {})
+def opened_first(url: str | None) -> dict[str, str]:
+    """What a fork server that preloads ``GRADEBOOK_PRELOAD`` is told, to open the gradebook at ``url`` before its
+    units (no URL: nothing)."""
+    return {WARM_VARIABLE: url} if url else {}

@@ -130,9 +130,9 @@ class BoundedHTMLExporter(HTMLExporter):
         step = Step("feedback page", UnitLimits(seconds=self.page_seconds, memory_mb=self.page_memory_mb,
                                                 answer_mb=PAGE_ANSWER_MB), preload=PAGE_PRELOAD + PAGE_WARMUP)
         if self._pool is None:
-            # the fork server of this process's first pages opens their gradebook before any page's unit
-            gradebook_modules, environment = opened_first((resources or {}).get("nbgrader", {}).get("db_url"))
-            start_fork_server(step.preload + gradebook_modules, environment)
+            # the fork server of this process's first pages (PAGE_PRELOAD holds the gradebook's preload) opens their
+            # gradebook before any page's unit
+            start_fork_server(step.preload, opened_first((resources or {}).get("nbgrader", {}).get("db_url")))
             self._pool = ThreadPoolExecutor(max_workers=self._workers(), thread_name_prefix="feedback-page")
         preprocessors = [(f"{type(pp).__module__}.{type(pp).__qualname__}", bool(getattr(pp, "enabled", True)))
                          for pp in self._preprocessors]
